@@ -1,0 +1,147 @@
+"""Input validation shared by every public function of :mod:`dpcore`.
+
+Every public entry point validates its arguments here, so that bad input is a
+:class:`ValueError` that names the parameter and the rule it broke -- never a
+silent NaN, a silently clipped epsilon, or a wrong number.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+RNGLike = None | int | np.random.Generator | np.random.SeedSequence
+
+__all__ = [
+    "RNGLike",
+    "as_generator",
+    "check_positive_finite",
+    "check_positive_finite_array",
+    "check_finite_array",
+    "check_probability_open",
+    "check_positive_int",
+]
+
+
+def as_generator(rng: RNGLike) -> np.random.Generator:
+    """Normalise ``rng`` to a :class:`numpy.random.Generator`.
+
+    Parameters
+    ----------
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        ``None`` draws fresh OS entropy; an int or a ``SeedSequence`` seeds a
+        new PCG64 generator (so the same seed reproduces a result exactly); a
+        ``Generator`` is used as it is.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is of any other type (a float or a negative int, say).
+    """
+    if isinstance(rng, bool) or not (
+        rng is None
+        or isinstance(rng, (numbers.Integral, np.random.Generator, np.random.SeedSequence))
+    ):
+        raise ValueError(
+            f"rng must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; "
+            f"got {type(rng).__name__}"
+        )
+    if isinstance(rng, numbers.Integral) and int(rng) < 0:
+        raise ValueError(f"rng as an int seed must be non-negative; got {rng}")
+    return np.random.default_rng(rng)
+
+
+def _as_float(name: str, value: Any) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a real number, not a bool")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number; got {value!r}") from None
+    if arr.ndim != 0:
+        raise ValueError(f"{name} must be a scalar; got an array of shape {arr.shape}")
+    return float(arr)
+
+
+def check_positive_finite(name: str, value: Any) -> float:
+    """Return ``value`` as a float, or raise if it is not finite and > 0.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real scalar, is NaN or infinite, or is <= 0.
+        The message names ``name`` and the rule.
+    """
+    x = _as_float(name, value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite and > 0; got {x}")
+    if x <= 0:
+        raise ValueError(f"{name} must be > 0; got {x}")
+    return x
+
+
+def check_positive_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Array version of :func:`check_positive_finite` (every element finite and > 0)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be real numbers; got {value!r}") from None
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite and > 0; it contains NaN or infinity")
+    if np.any(arr <= 0):
+        raise ValueError(f"{name} must be > 0; its smallest element is {arr.min()}")
+    return arr
+
+
+def check_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Return ``value`` as a float array, or raise if any element is NaN or infinite.
+
+    Releasing a noisy version of a NaN or an infinity would leak that the true
+    value is one, so mechanisms refuse such input.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not numeric or contains NaN or +-inf.
+    """
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be real numbers; got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(
+            f"{name} must be finite (NaN or infinity would be leaked by the release); got {value!r}"
+        )
+    return arr
+
+
+def check_probability_open(name: str, value: Any) -> float:
+    """Return ``value`` as a float, or raise unless 0 < value < 1.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real scalar, is NaN, or lies outside (0, 1).
+    """
+    x = _as_float(name, value)
+    if not (0.0 < x < 1.0):
+        raise ValueError(f"{name} must lie in the open interval (0, 1); got {x}")
+    return x
+
+
+def check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    """Return ``value`` as an int, or raise unless it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
+    return int(value)

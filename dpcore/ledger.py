@@ -1,0 +1,163 @@
+"""The verification ledger: every claim the book checks, and every seed erratum.
+
+Claims are *declared* in data files, one per chapter, ``dpcore/claims/*.toml``::
+
+    [[claim]]
+    id = "laplace-dist.variance"          # unique, "<chapter-slug>.<name>"
+    chapter = "01_laplace_distribution"   # notebook stem under chapters/
+    statement = "Var[X] = 2 b^2 for X ~ Lap(mu, b)"
+    seed = "000"                          # seed file prefix, or "" if none
+    passage = "方差 ... = 2b^2"            # where the seed states it
+    symbolic = "sympy integrates (x-mu)^2 against the density"
+    numeric = "median-of-means test, 4 (mu, b) pairs, alpha = 1e-6"
+    kind = "claim"                         # or "erratum"
+    # for kind = "erratum" only:
+    seed_says = "what the seed wrongly states"
+    correct = "the correct statement"
+
+and *checked* in the notebook that owns them by :func:`record`, which fails
+loudly (``AssertionError``) when the check did not pass, and refuses an id
+that is not declared. For an erratum, ``passed=True`` means the chapter's
+numeric demonstration that the seed is wrong succeeded.
+
+When the environment variable ``DPCORE_LEDGER_DIR`` is set (the book build
+sets it), each record is also appended as a JSON line to
+``$DPCORE_LEDGER_DIR/<chapter>.jsonl``, from which the ledger and errata
+pages are generated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = ["Claim", "claims", "get_claim", "record", "load_results", "CLAIMS_DIR"]
+
+CLAIMS_DIR = Path(__file__).with_name("claims")
+_REQUIRED = ("id", "chapter", "statement", "seed", "passage", "kind")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One declared claim (see the module docstring for the fields)."""
+
+    id: str
+    chapter: str
+    statement: str
+    seed: str
+    passage: str
+    kind: Literal["claim", "erratum"]
+    symbolic: str = ""
+    numeric: str = ""
+    seed_says: str = ""
+    correct: str = ""
+
+
+@lru_cache(maxsize=1)
+def claims() -> dict[str, Claim]:
+    """All declared claims, by id, read from ``dpcore/claims/*.toml``.
+
+    Raises
+    ------
+    ValueError
+        If a file declares a claim without a required field, with an unknown
+        ``kind``, an erratum without ``seed_says``/``correct``, or an id that
+        is declared twice.
+    """
+    out: dict[str, Claim] = {}
+    for path in sorted(CLAIMS_DIR.glob("*.toml")):
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+        for entry in data.get("claim", []):
+            missing = [f for f in _REQUIRED if f not in entry]
+            if missing:
+                raise ValueError(f"{path.name}: claim {entry.get('id', '?')} lacks field(s) {missing}")
+            if entry["kind"] not in ("claim", "erratum"):
+                raise ValueError(f"{path.name}: claim {entry['id']}: kind must be 'claim' or 'erratum'")
+            if entry["kind"] == "erratum" and not (entry.get("seed_says") and entry.get("correct")):
+                raise ValueError(f"{path.name}: erratum {entry['id']} needs seed_says and correct")
+            if entry["id"] in out:
+                raise ValueError(f"{path.name}: claim id {entry['id']} is declared twice")
+            unknown = set(entry) - set(Claim.__dataclass_fields__)
+            if unknown:
+                raise ValueError(f"{path.name}: claim {entry['id']} has unknown field(s) {sorted(unknown)}")
+            out[entry["id"]] = Claim(**entry)
+    return out
+
+
+def get_claim(claim_id: str) -> Claim:
+    """Return the declared claim ``claim_id``; ``KeyError`` if it is not declared."""
+    try:
+        return claims()[claim_id]
+    except KeyError:
+        raise KeyError(f"claim {claim_id!r} is not declared in dpcore/claims/*.toml") from None
+
+
+@dataclass(frozen=True)
+class _Record:
+    claim: Claim
+    passed: bool
+    evidence: str
+
+    def _repr_markdown_(self) -> str:  # pragma: no cover - display only
+        tag = "erratum demonstrated" if self.claim.kind == "erratum" else "verified"
+        return f"**Ledger** `{self.claim.id}` — {tag}: {self.claim.statement}  \n<small>{self.evidence}</small>"
+
+    def __repr__(self) -> str:
+        return f"ledger: {self.claim.id} {'passed' if self.passed else 'FAILED'}"
+
+
+def record(claim_id: str, passed: bool, evidence: Any = "") -> _Record:
+    """Record the outcome of the check of a declared claim, and assert it.
+
+    Parameters
+    ----------
+    claim_id : str
+        An id declared in ``dpcore/claims/*.toml``.
+    passed : bool
+        Whether every check of the claim passed (for an erratum: whether the
+        demonstration that the seed is wrong succeeded).
+    evidence : object
+        A short human-readable account (a :class:`~dpcore.montecarlo.CheckResult`,
+        a number, a sentence); stored with the record.
+
+    Raises
+    ------
+    KeyError
+        If ``claim_id`` is not declared.
+    AssertionError
+        If ``passed`` is false: a claim that stops holding fails the notebook.
+    """
+    claim = get_claim(claim_id)
+    ok = bool(passed)
+    text = str(evidence)
+    out_dir = os.environ.get("DPCORE_LEDGER_DIR")
+    if out_dir:
+        path = Path(out_dir) / f"{claim.chapter}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"id": claim.id, "passed": ok, "evidence": text}, ensure_ascii=False) + "\n")
+    if not ok:
+        raise AssertionError(f"ledger claim {claim.id!r} failed: {claim.statement} -- {text}")
+    return _Record(claim, ok, text)
+
+
+def load_results(directory: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Read the JSON-lines records written under ``directory``; the last record of an id wins."""
+    results: dict[str, dict[str, Any]] = {}
+    for path in sorted(Path(directory).glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                results[rec["id"]] = rec
+    return results
+
+
+def as_dicts() -> list[dict[str, str]]:
+    """All declared claims as plain dictionaries (for page generation)."""
+    return [asdict(c) for c in claims().values()]

@@ -1,0 +1,557 @@
+r"""Monte Carlo claims as hypothesis tests with a guaranteed false-alarm rate.
+
+Every chapter of the book checks a derived formula against samples. A check
+here is a *hypothesis test* of the claim: it returns a :class:`CheckResult`
+with the estimate, a confidence set, the bound used and ``passed``; when the
+claim is true, ``passed`` is ``False`` with probability at most ``alpha``
+(default ``1e-6``), by the inequality named in each function's docstring.
+A check must also be able to fail: applied to a plausible wrong claim, it
+should reject, and the chapters assert that it does (negative controls).
+
+Samples are drawn by a ``sampler(rng, size) -> ndarray`` in chunks of
+``chunk_size``, and only running sums or counts are kept, so memory stays flat
+however large ``n`` is. Results are reproducible from ``rng`` (an int seed).
+
+Inequalities used
+-----------------
+* probabilities: the exact Clopper--Pearson interval (Clopper & Pearson 1934);
+* bounded means: Hoeffding (1963) intersected with the empirical Bernstein
+  bound of Maurer & Pontil (2009), each at level ``alpha/2``;
+* means of unbounded variables with a known variance bound: the
+  median-of-means estimator (Lugosi & Mendelson 2019), with Chebyshev's
+  inequality per block and the exact binomial tail across blocks;
+* variances with a known kurtosis bound: median of means over the pair
+  statistic :math:`(X_{2i}-X_{2i+1})^2/2`;
+* whole distributions: the Dvoretzky--Kiefer--Wolfowitz inequality with
+  Massart's (1990) constant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special, stats
+
+from ._validation import RNGLike, as_generator, check_positive_finite, check_positive_int, check_probability_open
+
+__all__ = [
+    "CheckResult",
+    "Sampler",
+    "DEFAULT_ALPHA",
+    "check_probability",
+    "probability_result",
+    "check_bounded_mean",
+    "check_mean",
+    "check_variance",
+    "check_cdf",
+    "median_of_means_radius",
+    "sampler_from_scipy",
+]
+
+DEFAULT_ALPHA = 1e-6
+DEFAULT_CHUNK = 1 << 18
+
+Sampler = Callable[[np.random.Generator, int], NDArray[Any]]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of one Monte Carlo hypothesis test.
+
+    Attributes
+    ----------
+    name : str
+        What was checked.
+    claimed : float
+        The claimed value (0 for a distribution check: the claimed distance).
+    estimate : float
+        The Monte Carlo estimate (for a CDF check, the largest observed
+        distance between the empirical and the claimed CDF on the grid).
+    ci_low, ci_high : float
+        The confidence set at level ``1 - alpha``; the claim passes iff it
+        lies inside (for a one-sided test one end is infinite).
+    passed : bool
+        ``True`` iff the claim is consistent with the samples.
+    alpha : float
+        The guaranteed false-alarm probability.
+    n : int
+        Number of samples drawn.
+    method : str
+        The inequality behind the confidence set.
+    details : dict
+        Method-specific numbers (block count, radius, counts, ...).
+    """
+
+    name: str
+    claimed: float
+    estimate: float
+    ci_low: float
+    ci_high: float
+    passed: bool
+    alpha: float
+    n: int
+    method: str
+    details: dict = field(default_factory=dict, compare=False)
+
+    def __str__(self) -> str:
+        verdict = "PASS" if self.passed else "REJECT"
+        return (
+            f"[{verdict}] {self.name}: claimed {self.claimed:.6g}, estimate {self.estimate:.6g}, "
+            f"{1 - self.alpha:.7g}-confidence set [{self.ci_low:.6g}, {self.ci_high:.6g}] "
+            f"({self.method}, n={self.n:,}, false-alarm <= {self.alpha:.1e})"
+        )
+
+    def _repr_html_(self) -> str:  # pragma: no cover - display only
+        colour = "#1a7f37" if self.passed else "#b42318"
+        verdict = "PASS" if self.passed else "REJECT"
+        return (
+            f"<span style='color:{colour};font-weight:bold'>{verdict}</span> "
+            f"<b>{self.name}</b>: claimed {self.claimed:.6g}, estimate {self.estimate:.6g}, "
+            f"confidence set [{self.ci_low:.6g}, {self.ci_high:.6g}] "
+            f"<small>({self.method}, n={self.n:,}, false-alarm &le; {self.alpha:.1e})</small>"
+        )
+
+
+def sampler_from_scipy(dist: Any) -> Sampler:
+    """Wrap a frozen ``scipy.stats`` distribution as a ``sampler(rng, size)``."""
+    return lambda rng, size: dist.rvs(size=size, random_state=rng)
+
+
+def _validate_common(n: int, alpha: float, chunk_size: int, minimum_n: int = 1) -> tuple[int, float, int]:
+    n = check_positive_int("n", n, minimum=minimum_n)
+    alpha = check_probability_open("alpha", alpha)
+    chunk_size = check_positive_int("chunk_size", chunk_size)
+    return n, alpha, chunk_size
+
+
+def _chunks(n: int, chunk_size: int):
+    done = 0
+    while done < n:
+        m = min(chunk_size, n - done)
+        yield done, m
+        done += m
+
+
+def _draw(sampler: Sampler, gen: np.random.Generator, size: int) -> NDArray[np.float64]:
+    out = np.asarray(sampler(gen, size), dtype=float)
+    if out.shape != (size,):
+        raise ValueError(f"sampler must return a 1-D array of length {size}; got shape {out.shape}")
+    if not np.all(np.isfinite(out)):
+        raise ValueError("sampler returned NaN or infinite values")
+    return out
+
+
+def check_probability(
+    sampler: Sampler,
+    event: Callable[[NDArray[Any]], NDArray[np.bool_]],
+    n: int,
+    claimed: float,
+    *,
+    alternative: Literal["two-sided", "less", "greater"] = "two-sided",
+    alpha: float = DEFAULT_ALPHA,
+    rng: RNGLike = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    name: str = "probability",
+) -> CheckResult:
+    r"""Test a claimed probability :math:`p = P(X \in E)` with the Clopper--Pearson interval.
+
+    The count :math:`K` of samples in the event is Binomial(n, p). The exact
+    Clopper--Pearson bounds (Clopper & Pearson 1934)
+
+    .. math:: p_{lo} = B^{-1}(a; K, n-K+1), \qquad p_{hi} = B^{-1}(1-a; K+1, n-K)
+
+    (beta quantiles) satisfy :math:`P(p < p_{lo}) \le a` and
+    :math:`P(p > p_{hi}) \le a` for every true ``p``, by the duality between
+    the interval and the exact binomial tail test. Hence:
+
+    * ``"two-sided"`` (claim :math:`p = ` ``claimed``): ``a = alpha/2`` per end;
+    * ``"less"`` (claim :math:`p \le` ``claimed``): rejects iff :math:`p_{lo} >` ``claimed``, ``a = alpha``;
+    * ``"greater"`` (claim :math:`p \ge` ``claimed``): rejects iff :math:`p_{hi} <` ``claimed``, ``a = alpha``.
+
+    In every case the false-alarm probability is at most ``alpha``.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(rng, size)`` returns ``size`` independent samples.
+    event : callable
+        Maps an array of samples to a boolean array (membership in the event).
+    n : int
+        Number of samples (>= 1).
+    claimed : float
+        The claimed probability (or bound), in [0, 1].
+    alternative, alpha, rng, chunk_size, name
+        See above; ``rng`` is ``None | int | Generator``.
+
+    Raises
+    ------
+    ValueError
+        If ``claimed`` is outside [0, 1], ``alpha`` outside (0, 1), ``n`` < 1,
+        ``alternative`` unknown, or the sampler misbehaves.
+    """
+    n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
+    claimed_f = float(claimed)
+    if not (0.0 <= claimed_f <= 1.0):
+        raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
+    if alternative not in ("two-sided", "less", "greater"):
+        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
+    gen = as_generator(rng)
+    hits = 0
+    for _, m in _chunks(n, chunk_size):
+        mask = np.asarray(event(_draw(sampler, gen, m)), dtype=bool)
+        if mask.shape != (m,):
+            raise ValueError(f"event must return a boolean array of length {m}; got shape {mask.shape}")
+        hits += int(np.count_nonzero(mask))
+    return probability_result(hits, n, claimed_f, alternative=alternative, alpha=alpha, name=name)
+
+
+def probability_result(
+    hits: int,
+    n: int,
+    claimed: float,
+    *,
+    alternative: Literal["two-sided", "less", "greater"] = "two-sided",
+    alpha: float = DEFAULT_ALPHA,
+    name: str = "probability",
+) -> CheckResult:
+    """The Clopper--Pearson test of :func:`check_probability`, from a count already made.
+
+    Useful when the samples are shared with other computations. ``hits`` out
+    of ``n`` independent trials; the guarantees are those of
+    :func:`check_probability`.
+
+    Raises
+    ------
+    ValueError
+        If ``hits`` is not in [0, n] or the other arguments are invalid.
+    """
+    n = check_positive_int("n", n)
+    alpha = check_probability_open("alpha", alpha)
+    if not (0 <= hits <= n):
+        raise ValueError(f"hits must lie in [0, n]; got {hits} with n={n}")
+    a = alpha / 2 if alternative == "two-sided" else alpha
+    lo = 0.0 if hits == 0 else float(special.betaincinv(hits, n - hits + 1, a))
+    hi = 1.0 if hits == n else float(special.betaincinv(hits + 1, n - hits, 1 - a))
+    if alternative == "less":
+        hi_report, lo_report = 1.0, lo
+        passed = lo <= claimed
+    elif alternative == "greater":
+        lo_report, hi_report = 0.0, hi
+        passed = hi >= claimed
+    else:
+        lo_report, hi_report = lo, hi
+        passed = lo <= claimed <= hi
+    return CheckResult(
+        name=name,
+        claimed=float(claimed),
+        estimate=hits / n,
+        ci_low=lo_report,
+        ci_high=hi_report,
+        passed=bool(passed),
+        alpha=alpha,
+        n=n,
+        method=f"Clopper-Pearson ({alternative})",
+        details={"hits": hits},
+    )
+
+
+def check_bounded_mean(
+    sampler: Sampler,
+    n: int,
+    claimed: float,
+    *,
+    lower: float,
+    upper: float,
+    alpha: float = DEFAULT_ALPHA,
+    rng: RNGLike = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    name: str = "bounded mean",
+) -> CheckResult:
+    r"""Test a claimed mean of a variable known to lie in ``[lower, upper]``.
+
+    Two radii are computed, each valid with probability :math:`1-\alpha/2`
+    (so their intersection is valid with :math:`1-\alpha` by the union bound),
+    with :math:`R = ` ``upper - lower``:
+
+    * Hoeffding (1963): :math:`r_H = R\sqrt{\ln(4/\alpha)/(2n)}`, since
+      :math:`P(|\bar X - \mu| \ge r) \le 2e^{-2nr^2/R^2}`;
+    * empirical Bernstein (Maurer & Pontil 2009, Theorem 4, applied to each
+      side at level :math:`\alpha/4`):
+      :math:`r_B = \sqrt{2 V_n \ln(8/\alpha)/n} + 7R\ln(8/\alpha)/(3(n-1))`,
+      with :math:`V_n` the unbiased sample variance. It is much tighter when
+      the variance is small.
+
+    A sample outside ``[lower, upper]`` refutes the premise and is reported
+    as a :class:`ValueError`, not silently clipped.
+
+    Raises
+    ------
+    ValueError
+        If ``lower >= upper``, ``n < 2``, or a sample lies outside the bounds.
+    """
+    n, alpha, chunk_size = _validate_common(n, alpha, chunk_size, minimum_n=2)
+    lower_f, upper_f = float(lower), float(upper)
+    if not (math.isfinite(lower_f) and math.isfinite(upper_f) and lower_f < upper_f):
+        raise ValueError(f"lower and upper must be finite with lower < upper; got [{lower}, {upper}]")
+    gen = as_generator(rng)
+    count, mean, m2 = 0, 0.0, 0.0  # Chan et al. parallel variance update
+    for _, m in _chunks(n, chunk_size):
+        xs = _draw(sampler, gen, m)
+        if xs.min() < lower_f or xs.max() > upper_f:
+            raise ValueError(
+                f"a sample lies outside [lower, upper] = [{lower_f}, {upper_f}]: "
+                f"range seen [{xs.min()}, {xs.max()}]"
+            )
+        cm = float(xs.mean())
+        cm2 = float(((xs - cm) ** 2).sum())
+        delta_ = cm - mean
+        total = count + m
+        mean += delta_ * m / total
+        m2 += cm2 + delta_**2 * count * m / total
+        count = total
+    var = m2 / (n - 1)
+    width = upper_f - lower_f
+    r_h = width * math.sqrt(math.log(4 / alpha) / (2 * n))
+    r_b = math.sqrt(2 * var * math.log(8 / alpha) / n) + 7 * width * math.log(8 / alpha) / (3 * (n - 1))
+    r = min(r_h, r_b)
+    return CheckResult(
+        name=name,
+        claimed=float(claimed),
+        estimate=mean,
+        ci_low=mean - r,
+        ci_high=mean + r,
+        passed=bool(abs(mean - float(claimed)) <= r),
+        alpha=alpha,
+        n=n,
+        method="Hoeffding / empirical Bernstein",
+        details={"radius_hoeffding": r_h, "radius_bernstein": r_b, "sample_variance": var},
+    )
+
+
+def median_of_means_radius(n: int, variance_bound: float, alpha: float) -> tuple[float, int]:
+    r"""Radius and block count of the median-of-means confidence interval.
+
+    Split ``n`` samples into an odd number ``k`` of blocks of ``m = n // k``.
+    By Chebyshev each block mean misses :math:`\mu` by :math:`\ge r` with
+    probability at most :math:`p = \sigma^2/(m r^2)`; the median misses by
+    :math:`\ge r` only if at least :math:`h = (k+1)/2` blocks do, which has
+    probability at most the binomial tail
+    :math:`P(\mathrm{Bin}(k,p) \ge h) = I_p(h, k-h+1)`. Setting that tail to
+    ``alpha`` gives :math:`p^* = I^{-1}_{\alpha}(h, k-h+1)` and
+    :math:`r = \sigma/\sqrt{m p^*}`; the odd ``k`` giving the smallest ``r``
+    is returned (Lugosi & Mendelson 2019 use the cruder :math:`e^{-k/8}`).
+
+    Returns
+    -------
+    (radius, k)
+    """
+    n = check_positive_int("n", n)
+    variance_bound = check_positive_finite("variance_bound", variance_bound)
+    alpha = check_probability_open("alpha", alpha)
+    ks = np.arange(1, min(n, 2001) + 1, 2)
+    h = (ks + 1) // 2
+    p_star = special.betaincinv(h, ks - h + 1, alpha)
+    m = n // ks
+    with np.errstate(divide="ignore"):
+        radii = np.sqrt(variance_bound / (m * p_star))
+    radii[~np.isfinite(radii)] = np.inf
+    best = int(np.argmin(radii))
+    return float(radii[best]), int(ks[best])
+
+
+def _block_means(
+    sampler: Sampler,
+    gen: np.random.Generator,
+    n_used: int,
+    k: int,
+    chunk_size: int,
+    transform: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None,
+    group: int = 1,
+) -> NDArray[np.float64]:
+    """Means of ``k`` consecutive blocks of the (transformed) sample stream."""
+    m = n_used // k  # values per block after the transform
+    sums = np.zeros(k)
+    pos = 0  # index of the next transformed value
+    chunk_size = max(group, chunk_size - chunk_size % group)
+    for _, size in _chunks(n_used * group, chunk_size):
+        xs = _draw(sampler, gen, size)
+        vals = transform(xs) if transform is not None else xs
+        idx = (pos + np.arange(vals.size)) // m
+        sums += np.bincount(idx, weights=vals, minlength=k)[:k]
+        pos += vals.size
+    return sums / m
+
+
+def check_mean(
+    sampler: Sampler,
+    n: int,
+    claimed: float,
+    *,
+    variance_bound: float,
+    alpha: float = DEFAULT_ALPHA,
+    rng: RNGLike = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    name: str = "mean",
+) -> CheckResult:
+    r"""Test a claimed mean of a variable with variance at most ``variance_bound``.
+
+    No finite-sample test of a mean is possible for arbitrary unbounded
+    variables (Bahadur & Savage 1956), so this check assumes a variance bound
+    :math:`\sigma^2`. It then uses the median-of-means estimator, whose
+    interval :math:`[\hat\mu - r, \hat\mu + r]` covers the true mean with
+    probability at least :math:`1-\alpha` by Chebyshev per block and the exact
+    binomial tail across blocks (see :func:`median_of_means_radius`;
+    Lugosi & Mendelson 2019). The claim passes iff it lies in the interval.
+
+    Raises
+    ------
+    ValueError
+        If ``variance_bound`` is not finite and > 0, ``n`` < 1, or ``alpha``
+        is outside (0, 1).
+    """
+    n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
+    r, k = median_of_means_radius(n, variance_bound, alpha)
+    n_used = (n // k) * k
+    gen = as_generator(rng)
+    means = _block_means(sampler, gen, n_used, k, chunk_size, None)
+    est = float(np.median(means))
+    return CheckResult(
+        name=name,
+        claimed=float(claimed),
+        estimate=est,
+        ci_low=est - r,
+        ci_high=est + r,
+        passed=bool(abs(est - float(claimed)) <= r),
+        alpha=alpha,
+        n=n_used,
+        method="median of means (Chebyshev + binomial tail)",
+        details={"blocks": k, "radius": r, "variance_bound": float(variance_bound)},
+    )
+
+
+def check_variance(
+    sampler: Sampler,
+    n: int,
+    claimed: float,
+    *,
+    kurtosis_bound: float,
+    alpha: float = DEFAULT_ALPHA,
+    rng: RNGLike = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    name: str = "variance",
+) -> CheckResult:
+    r"""Test a claimed variance :math:`\sigma^2`, given a bound on the kurtosis.
+
+    Pairs of independent samples give :math:`Y = (X_1 - X_2)^2 / 2` with
+    :math:`E[Y] = \sigma^2` (whatever the mean) and
+    :math:`\mathrm{Var}[Y] = (\mu_4 + \sigma^4)/2`, where :math:`\mu_4` is the
+    fourth central moment. Under the claim, and with the kurtosis bound
+    :math:`\mu_4/\sigma^4 \le \kappa`, :math:`\mathrm{Var}[Y] \le (\kappa+1)\sigma^4/2`,
+    so :func:`check_mean` applied to ``Y`` is a test of the claim with
+    false-alarm probability at most ``alpha`` (median of means, Chebyshev).
+    ``n`` counts the raw samples (``n // 2`` pairs).
+
+    For instance :math:`\kappa = 3` for a Gaussian and 6 for a Laplace law.
+
+    Raises
+    ------
+    ValueError
+        If ``claimed`` is not finite and > 0, ``kurtosis_bound`` < 1, or
+        ``n`` < 2.
+    """
+    n, alpha, chunk_size = _validate_common(n, alpha, chunk_size, minimum_n=2)
+    claimed = check_positive_finite("claimed", claimed)
+    kurtosis_bound = check_positive_finite("kurtosis_bound", kurtosis_bound)
+    if kurtosis_bound < 1:
+        raise ValueError(f"kurtosis_bound must be >= 1 (every law has kurtosis >= 1); got {kurtosis_bound}")
+    pairs = n // 2
+    var_y = (kurtosis_bound + 1) * claimed**2 / 2
+    r, k = median_of_means_radius(pairs, var_y, alpha)
+    pairs_used = (pairs // k) * k
+    gen = as_generator(rng)
+
+    def pair_stat(xs: NDArray[np.float64]) -> NDArray[np.float64]:
+        return (xs[0::2] - xs[1::2]) ** 2 / 2
+
+    means = _block_means(sampler, gen, pairs_used, k, chunk_size, pair_stat, group=2)
+    est = float(np.median(means))
+    return CheckResult(
+        name=name,
+        claimed=claimed,
+        estimate=est,
+        ci_low=est - r,
+        ci_high=est + r,
+        passed=bool(abs(est - claimed) <= r),
+        alpha=alpha,
+        n=2 * pairs_used,
+        method="median of means over pair statistic (Chebyshev + binomial tail)",
+        details={"blocks": k, "radius": r, "kurtosis_bound": kurtosis_bound},
+    )
+
+
+def check_cdf(
+    sampler: Sampler,
+    n: int,
+    cdf: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    *,
+    grid: NDArray[np.float64] | None = None,
+    grid_size: int = 4097,
+    alpha: float = DEFAULT_ALPHA,
+    rng: RNGLike = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    name: str = "CDF",
+) -> CheckResult:
+    r"""Test that samples follow a claimed CDF :math:`F`, with the DKW inequality.
+
+    The Dvoretzky--Kiefer--Wolfowitz inequality with Massart's (1990) tight
+    constant,
+
+    .. math:: P\Big(\sup_x |F_n(x) - F(x)| > t\Big) \le 2 e^{-2 n t^2},
+
+    holds for every true continuous :math:`F` and every ``t`` with
+    :math:`e^{-2nt^2} \le 1/2`. With :math:`t = \sqrt{\ln(2/\alpha)/(2n)}` the
+    false-alarm probability is at most ``alpha``. The supremum is evaluated on
+    a grid (counts only, so memory stays flat); a supremum over fewer points is
+    no larger, so the bound still holds even for a grid chosen from the data.
+    By default the grid is the ``grid_size`` quantiles of the first chunk.
+
+    Raises
+    ------
+    ValueError
+        If ``cdf`` returns values outside [0, 1] or NaN, or arguments are invalid.
+    """
+    n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
+    gen = as_generator(rng)
+    counts: NDArray[np.int64] | None = None
+    g: NDArray[np.float64] | None = None if grid is None else np.unique(np.asarray(grid, dtype=float))
+    for start, m in _chunks(n, chunk_size):
+        xs = _draw(sampler, gen, m)
+        if g is None:
+            g = np.unique(np.quantile(xs, np.linspace(0, 1, check_positive_int("grid_size", grid_size, 2))))
+        if counts is None:
+            counts = np.zeros(g.size + 1, dtype=np.int64)
+        counts += np.bincount(np.searchsorted(g, xs, side="left"), minlength=g.size + 1)
+    assert counts is not None and g is not None
+    empirical = np.cumsum(counts)[:-1] / n  # F_n(g_j) = #{x <= g_j} / n
+    claimed_f = np.asarray(cdf(g), dtype=float)
+    if claimed_f.shape != g.shape or not np.all((claimed_f >= 0) & (claimed_f <= 1)):
+        raise ValueError("cdf must map the grid to values in [0, 1] (no NaN)")
+    dev = np.abs(empirical - claimed_f)
+    worst = int(np.argmax(dev))
+    t = math.sqrt(math.log(2 / alpha) / (2 * n))
+    return CheckResult(
+        name=name,
+        claimed=0.0,
+        estimate=float(dev[worst]),
+        ci_low=0.0,
+        ci_high=t,
+        passed=bool(dev[worst] <= t),
+        alpha=alpha,
+        n=n,
+        method="DKW (Massart constant), sup over grid",
+        details={"grid_points": int(g.size), "argmax": float(g[worst]), "dkw_radius": t},
+    )
