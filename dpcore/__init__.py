@@ -1,16 +1,38 @@
 """dpcore: the tested numerical core of the differential-privacy verification book.
 
-Public names are importable from ``dpcore`` directly; submodules:
+Every public name is importable from ``dpcore`` directly. Submodules:
 
 * :mod:`dpcore.laplace` -- Laplace scale and mechanism;
+* :mod:`dpcore.sensitivity` -- brute-force global sensitivity over small universes;
+* :mod:`dpcore.privacy_loss` -- privacy-loss and event-ratio computations;
+* :mod:`dpcore.gaussian` -- (epsilon, delta) Gaussian mechanism, classic and analytic;
+* :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
+* :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
+* :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
+* :mod:`dpcore.flawed` -- deliberately flawed mechanisms from the seeds (negative controls);
 * :mod:`dpcore.montecarlo` -- Monte Carlo claims as hypothesis tests;
 * :mod:`dpcore.symbolic` -- shared sympy symbols and densities;
 * :mod:`dpcore.ledger` -- the registry of verified claims and seed errata.
 """
 
-from . import ledger, montecarlo, symbolic
+from . import (
+    auditing,
+    discrete,
+    flawed,
+    gaussian,
+    laplace,
+    ledger,
+    montecarlo,
+    privacy_loss,
+    rdp,
+    sensitivity,
+    symbolic,
+)
 from ._validation import as_generator
-from .laplace import laplace_mechanism, laplace_scale
+from .auditing import *  # noqa: F403
+from .discrete import *  # noqa: F403
+from .gaussian import *  # noqa: F403
+from .laplace import *  # noqa: F403
 from .montecarlo import (
     CheckResult,
     check_bounded_mean,
@@ -20,13 +42,14 @@ from .montecarlo import (
     check_variance,
     probability_result,
 )
+from .privacy_loss import *  # noqa: F403
+from .rdp import *  # noqa: F403
+from .sensitivity import *  # noqa: F403
 
 __version__ = "0.1.0"
 
 __all__ = [
     "as_generator",
-    "laplace_scale",
-    "laplace_mechanism",
     "CheckResult",
     "check_probability",
     "probability_result",
@@ -37,4 +60,12 @@ __all__ = [
     "ledger",
     "montecarlo",
     "symbolic",
+    "flawed",
+    *laplace.__all__,
+    *sensitivity.__all__,
+    *privacy_loss.__all__,
+    *gaussian.__all__,
+    *rdp.__all__,
+    *auditing.__all__,
+    *discrete.__all__,
 ]
