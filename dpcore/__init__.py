@@ -4,6 +4,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 
 * :mod:`dpcore.laplace` -- Laplace scale and mechanism;
 * :mod:`dpcore.sensitivity` -- brute-force global sensitivity over small universes;
+* :mod:`dpcore.attacks` -- attacks on releases (differencing, likelihood-ratio tests);
 * :mod:`dpcore.privacy_loss` -- privacy-loss and event-ratio computations;
 * :mod:`dpcore.gaussian` -- (epsilon, delta) Gaussian mechanism, classic and analytic;
 * :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
@@ -16,6 +17,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 """
 
 from . import (
+    attacks,
     auditing,
     discrete,
     flawed,
@@ -29,6 +31,7 @@ from . import (
     symbolic,
 )
 from ._validation import as_generator
+from .attacks import *  # noqa: F403
 from .auditing import *  # noqa: F403
 from .discrete import *  # noqa: F403
 from .gaussian import *  # noqa: F403
@@ -63,6 +66,7 @@ __all__ = [
     "flawed",
     *laplace.__all__,
     *sensitivity.__all__,
+    *attacks.__all__,
     *privacy_loss.__all__,
     *gaussian.__all__,
     *rdp.__all__,
