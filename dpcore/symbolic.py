@@ -7,6 +7,7 @@ every derivation in the book works with the same assumptions:
 symbol         meaning                             assumption
 =============  ==================================  ============================
 ``x, y, z, t``  points, outputs, integration vars  real
+``s``          a distance from the centre          positive
 ``mu``         location                            real
 ``b``          Laplace scale                       positive
 ``sigma``      Gaussian standard deviation         positive
@@ -31,10 +32,11 @@ __all__ = [
     "x", "y", "z", "t", "s", "mu", "b", "sigma", "epsilon", "delta", "Delta",
     "alpha", "u", "v", "k", "d", "n",
     "laplace_density", "laplace_cdf_claimed", "gaussian_density",
-    "laplace_expectation", "is_equal", "assert_equal",
+    "laplace_expectation", "laplace_cdf_by_integration", "is_equal", "assert_equal",
 ]
 
-x, y, z, t, s = sp.symbols("x y z t s", real=True)
+x, y, z, t = sp.symbols("x y z t", real=True)
+s = sp.Symbol("s", positive=True)  # a distance from the centre
 mu = sp.Symbol("mu", real=True)
 u, v = sp.symbols("u v", real=True)
 b = sp.Symbol("b", positive=True)
@@ -78,6 +80,26 @@ def laplace_expectation(g: sp.Expr, var: sp.Symbol = x, loc: sp.Expr = mu, scale
     left = sp.integrate(g * sp.exp((var - loc) / scale) / (2 * scale), (var, -sp.oo, loc))
     right = sp.integrate(g * sp.exp(-(var - loc) / scale) / (2 * scale), (var, loc, sp.oo))
     return sp.simplify(left + right)
+
+
+def laplace_cdf_by_integration(loc: sp.Expr = mu, scale: sp.Expr = b) -> tuple[sp.Expr, sp.Expr]:
+    r"""Derive the Laplace CDF by integrating the density, one region at a time.
+
+    Returns ``(F_left, F_right)`` as functions of a positive distance ``s``:
+    the module symbol ``s``: ``F_left`` is :math:`F(\mu - s) = \int_{-\infty}^{\mu-s} f(t)\,dt` and
+    ``F_right`` is :math:`F(\mu + s) = \int_{-\infty}^{\mu} f + \int_{\mu}^{\mu+s} f`.
+    The substitution :math:`t = \mu \mp r` with ``r`` positive lets sympy
+    resolve :math:`|t-\mu| = r` from the symbol's assumptions, so no branch
+    of the absolute value is chosen by hand.
+    """
+    r = sp.Symbol("r", positive=True)
+    dist = s
+    dens_left = laplace_density(loc - r, loc, scale)  # t = mu - r, dt = -dr
+    dens_right = laplace_density(loc + r, loc, scale)  # t = mu + r, dt = dr
+    f_left = sp.integrate(dens_left, (r, dist, sp.oo))
+    half = sp.integrate(dens_left, (r, 0, sp.oo))
+    f_right = half + sp.integrate(dens_right, (r, 0, dist))
+    return sp.simplify(f_left), sp.simplify(f_right)
 
 
 def is_equal(lhs: sp.Expr, rhs: sp.Expr) -> bool:
