@@ -1,3 +1,505 @@
-"""Placeholder: this module is being written (see the open issues)."""
+r"""Global sensitivity of a query, computed by brute force over a small finite universe.
 
-__all__: list[str] = []
+The global :math:`\ell_p` sensitivity of a query :math:`f` under a neighbour
+relation :math:`\sim` is (Dwork, McSherry, Nissim & Smith 2006; Dwork & Roth
+2014, Definition 3.1)
+
+.. math:: \Delta_p f = \max_{D \sim D'} \lVert f(D) - f(D') \rVert_p .
+
+It is a property of the **query and the neighbour relation**, not of a
+particular data set and not of the noisy output. This module computes it
+*exactly* when the records are drawn from a small finite universe
+:math:`\mathcal U`, by listing every data set of size between ``min_size`` and
+``max_size`` and every neighbouring pair among them:
+
+* ``"add_remove"`` (unbounded DP): :math:`D'` is :math:`D` with one record added
+  (or, symmetrically, removed), so :math:`|D'| = |D| + 1`;
+* ``"replace"`` (bounded DP): :math:`D'` is :math:`D` with one record replaced by
+  a different value of the universe, so :math:`|D'| = |D|`.
+
+A replacement is a removal followed by an addition, so by the triangle
+inequality :math:`\Delta^{\mathrm{replace}} \le 2\,\Delta^{\mathrm{add/remove}}`
+(on the data sets of sizes where both are defined).
+
+Data sets are *multisets* by default (the order of the records is irrelevant,
+as for counts, sums and histograms). With ``ordered=True`` they are sequences
+(the position of a record matters, as for the partial sums :math:`Q_i` of
+seed 004); adding a record then means inserting it at any position.
+
+Cost and limits
+---------------
+With :math:`u = |\mathcal U|` and sizes :math:`m \in [m_0, M]`, the number of
+data sets is
+
+.. math:: N = \sum_{m=m_0}^{M} \binom{u + m - 1}{m} \ \text{(multisets)}, \qquad
+          N = \sum_{m=m_0}^{M} u^m \ \text{(sequences)},
+
+(see :func:`count_datasets`) and the number of neighbouring pairs is at most
+:math:`N u` for add/remove (:math:`N u (M+1)` for sequences) and
+:math:`N u^2/2` for replace. The query is evaluated once per data set (once
+per size when ``vectorized=True``); the pairs are then formed and their
+distances reduced with array operations. Enumeration is refused with a
+:class:`ValueError` beyond ``max_datasets`` (default :math:`10^6`).
+
+The result is exact **for the stated finite universe and sizes**. Over a
+larger domain (all reals in :math:`[0, 1]`, all sizes) it is only a lower
+bound, which equals the true sensitivity when the worst case is attained on
+the universe (for instance when the universe contains the extreme values of a
+sum, or the smallest size of a mean).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import check_positive_int
+
+__all__ = [
+    "NEIGHBOUR_RELATIONS",
+    "SensitivityResult",
+    "count_datasets",
+    "enumerate_datasets",
+    "neighbouring_pairs",
+    "global_sensitivity",
+    "l1_sensitivity",
+    "l2_sensitivity",
+]
+
+NeighbourRelation = Literal["add_remove", "replace"]
+NEIGHBOUR_RELATIONS: tuple[str, ...] = ("add_remove", "replace")
+
+Query = Callable[[NDArray[Any]], Any]
+
+
+@dataclass(frozen=True)
+class SensitivityResult:
+    """Outcome of :func:`global_sensitivity`.
+
+    Attributes
+    ----------
+    value : float
+        The global sensitivity in the requested norm.
+    norm : int
+        1 or 2.
+    relation : str
+        ``"add_remove"`` or ``"replace"``.
+    worst_pair : tuple of numpy.ndarray
+        A neighbouring pair :math:`(D, D')` (arrays of records) attaining ``value``.
+    n_datasets : int
+        Number of data sets enumerated (query evaluations).
+    n_pairs : int
+        Number of neighbouring pairs compared.
+    """
+
+    value: float
+    norm: int
+    relation: str
+    worst_pair: tuple[NDArray[Any], NDArray[Any]]
+    n_datasets: int
+    n_pairs: int
+
+    def __float__(self) -> float:
+        return self.value
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_universe(universe: ArrayLike) -> NDArray[Any]:
+    try:
+        arr = np.asarray(universe)
+    except (TypeError, ValueError):
+        raise ValueError(f"universe must be an array of numeric records; got {universe!r}") from None
+    if arr.ndim == 0:
+        raise ValueError("universe must be a 1-D array of records (or 2-D: one row per record); got a scalar")
+    if arr.shape[0] == 0:
+        raise ValueError("universe must not be empty: there is no data set to compare")
+    if arr.ndim > 2:
+        raise ValueError(f"universe must be 1-D or 2-D (one row per record); got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.number) and arr.dtype != bool:
+        raise ValueError(f"universe must hold numeric records; got dtype {arr.dtype}")
+    if not np.all(np.isfinite(arr.astype(float))):
+        raise ValueError("universe must hold finite records (no NaN or infinity)")
+    flat = arr.reshape(arr.shape[0], -1)
+    if np.unique(flat, axis=0).shape[0] != arr.shape[0]:
+        raise ValueError("universe must not contain the same record twice")
+    return arr
+
+
+def _check_relation(relation: str) -> str:
+    if relation not in NEIGHBOUR_RELATIONS:
+        raise ValueError(f"relation must be one of {NEIGHBOUR_RELATIONS}; got {relation!r}")
+    return relation
+
+
+def _check_sizes(min_size: Any, max_size: Any, relation: str) -> tuple[int, int]:
+    min_size = check_positive_int("min_size", min_size, minimum=0)
+    max_size = check_positive_int("max_size", max_size, minimum=0)
+    if relation == "add_remove" and max_size < min_size + 1:
+        raise ValueError(
+            f"add_remove needs max_size >= min_size + 1 (a pair differs in size by one); "
+            f"got min_size={min_size}, max_size={max_size}"
+        )
+    if relation == "replace":
+        if max_size < 1:
+            raise ValueError(f"replace needs max_size >= 1 (a record to replace); got {max_size}")
+        if max_size < min_size:
+            raise ValueError(f"max_size must be >= min_size; got min_size={min_size}, max_size={max_size}")
+    return min_size, max_size
+
+
+def _check_norm(norm: Any) -> int:
+    if norm in (1, 2) and not isinstance(norm, bool):
+        return int(norm)
+    raise ValueError(f"norm must be 1 or 2; got {norm!r}")
+
+
+def count_datasets(universe_size: int, min_size: int, max_size: int, ordered: bool = False) -> int:
+    r"""Number of data sets with sizes in ``[min_size, max_size]`` over a universe of ``universe_size`` records.
+
+    .. math:: \sum_{m} \binom{u+m-1}{m} \ \text{(multisets)} \quad\text{or}\quad \sum_m u^m \ \text{(sequences)}
+
+    Raises
+    ------
+    ValueError
+        If ``universe_size < 1`` or the sizes are not integers with ``0 <= min_size <= max_size``.
+    """
+    u = check_positive_int("universe_size", universe_size)
+    lo = check_positive_int("min_size", min_size, minimum=0)
+    hi = check_positive_int("max_size", max_size, minimum=0)
+    if hi < lo:
+        raise ValueError(f"max_size must be >= min_size; got {lo} > {hi}")
+    if ordered:
+        return sum(u**m for m in range(lo, hi + 1))
+    return sum(math.comb(u + m - 1, m) for m in range(lo, hi + 1))
+
+
+# --------------------------------------------------------------------------- enumeration
+
+
+@dataclass
+class _SizeGroup:
+    size: int
+    codes: NDArray[np.int64]  # (N_m, m) universe indices (sorted rows for multisets)
+    offset: int  # id of the first data set of this size
+
+
+def _groups(u: int, lo: int, hi: int, ordered: bool) -> list[_SizeGroup]:
+    groups, offset = [], 0
+    for m in range(lo, hi + 1):
+        if ordered:
+            it = itertools.product(range(u), repeat=m)  # lexicographic = base-u rank
+        else:
+            it = itertools.combinations_with_replacement(range(u), m)
+        rows = list(it)
+        codes = np.array(rows, dtype=np.int64).reshape(len(rows), m)
+        groups.append(_SizeGroup(m, codes, offset))
+        offset += codes.shape[0]
+    return groups
+
+
+def enumerate_datasets(
+    universe: ArrayLike, *, max_size: int, min_size: int = 0, ordered: bool = False
+) -> list[NDArray[Any]]:
+    """Every data set (array of records) with size in ``[min_size, max_size]``, in enumeration order.
+
+    Multisets are listed with their records sorted by universe position.
+
+    Raises
+    ------
+    ValueError
+        On an empty or non-numeric universe or invalid sizes.
+    """
+    uni = _check_universe(universe)
+    lo = check_positive_int("min_size", min_size, minimum=0)
+    hi = check_positive_int("max_size", max_size, minimum=0)
+    if hi < lo:
+        raise ValueError(f"max_size must be >= min_size; got {lo} > {hi}")
+    return [uni[row] for g in _groups(uni.shape[0], lo, hi, ordered) for row in g.codes]
+
+
+def _codes_of(groups: list[_SizeGroup], ident: int) -> NDArray[np.int64]:
+    """Universe indices of the data set with global id ``ident``."""
+    for g in groups:
+        if g.offset <= ident < g.offset + g.codes.shape[0]:
+            return g.codes[ident - g.offset]
+    raise IndexError(ident)  # pragma: no cover - internal invariant
+
+
+def _match_rows(table: NDArray[np.int64], queries: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Index in ``table`` (unique rows) of each row of ``queries`` (all assumed present)."""
+    if queries.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    both = np.vstack([table, queries])
+    _, inv = np.unique(both, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    pos = np.full(inv.max() + 1, -1, dtype=np.int64)
+    pos[inv[: table.shape[0]]] = np.arange(table.shape[0])
+    out = pos[inv[table.shape[0]:]]
+    if np.any(out < 0):  # pragma: no cover - internal invariant
+        raise RuntimeError("neighbour lookup failed")
+    return out
+
+
+def _pairs(groups: list[_SizeGroup], u: int, relation: str, ordered: bool) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Global ids (i, j) of every neighbouring pair, each unordered pair at least once."""
+    left, right = [], []
+    by_size = {g.size: g for g in groups}
+    for g in groups:
+        m, codes, n_m = g.size, g.codes, g.codes.shape[0]
+        if n_m == 0:
+            continue
+        if relation == "add_remove":
+            big = by_size.get(m + 1)
+            if big is None:
+                continue
+            rows = np.arange(n_m)
+            if ordered:
+                # insert value x at position p; rank of a sequence = its base-u value
+                weights_big = u ** np.arange(m, -1, -1, dtype=np.int64)
+                for p in range(m + 1):
+                    for x in range(u):
+                        new = np.concatenate(
+                            [codes[:, :p], np.full((n_m, 1), x, dtype=np.int64), codes[:, p:]], axis=1
+                        )
+                        left.append(g.offset + rows)
+                        right.append(big.offset + new @ weights_big)
+            else:
+                counts = np.zeros((n_m, u), dtype=np.int64)
+                np.add.at(counts, (np.repeat(rows, m), codes.reshape(-1)), 1)
+                big_counts = np.zeros((big.codes.shape[0], u), dtype=np.int64)
+                np.add.at(
+                    big_counts,
+                    (np.repeat(np.arange(big.codes.shape[0]), m + 1), big.codes.reshape(-1)),
+                    1,
+                )
+                new = (counts[:, None, :] + np.eye(u, dtype=np.int64)[None, :, :]).reshape(-1, u)
+                left.append(g.offset + np.repeat(rows, u))
+                right.append(big.offset + _match_rows(big_counts, new))
+        else:  # replace: same size, one record changed to a different value
+            if m == 0:
+                continue
+            if ordered:
+                weights = u ** np.arange(m - 1, -1, -1, dtype=np.int64)
+                ids = codes @ weights
+                for p in range(m):
+                    for x in range(u):
+                        mask = codes[:, p] < x  # each unordered pair once
+                        left.append(g.offset + ids[mask])
+                        right.append(g.offset + ids[mask] + (x - codes[mask, p]) * weights[p])
+            else:
+                rows = np.arange(n_m)
+                counts = np.zeros((n_m, u), dtype=np.int64)
+                np.add.at(counts, (np.repeat(rows, m), codes.reshape(-1)), 1)
+                for y in range(u):
+                    has_y = counts[:, y] > 0
+                    for x in range(y + 1, u):  # remove y < add x: each unordered pair once
+                        new = counts[has_y].copy()
+                        new[:, y] -= 1
+                        new[:, x] += 1
+                        left.append(g.offset + rows[has_y])
+                        right.append(g.offset + _match_rows(counts, new))
+    if not left:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(left), np.concatenate(right)
+
+
+def _evaluate(query: Query, uni: NDArray[Any], groups: list[_SizeGroup], vectorized: bool) -> NDArray[np.float64]:
+    """Query answers, one row per data set (global id order), as a float matrix."""
+    blocks: list[NDArray[np.float64]] = []
+    width: int | None = None
+
+    def _as_row_block(raw: Any, expected_rows: int, where: str) -> NDArray[np.float64]:
+        nonlocal width
+        try:
+            arr = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"query must return real numbers; got {raw!r} on {where}") from None
+        arr = arr.reshape(expected_rows, -1)
+        if width is None:
+            width = arr.shape[1]
+            if width == 0:
+                raise ValueError("query must return at least one number")
+        elif arr.shape[1] != width:
+            raise ValueError(f"query must return answers of one fixed length {width}; got {arr.shape[1]} on {where}")
+        if not np.all(np.isfinite(arr)):
+            bad = int(np.argmax(~np.all(np.isfinite(arr), axis=1)))
+            raise ValueError(
+                f"query returned NaN or infinity on {where} (row {bad}); the sensitivity is undefined "
+                f"there -- restrict the sizes (e.g. min_size >= 1 for a mean) or fix the query"
+            )
+        return arr
+
+    for g in groups:
+        records = uni[g.codes]  # (N_m, m) or (N_m, m, d)
+        if vectorized:
+            raw = query(records)
+            try:
+                shape = np.shape(np.asarray(raw, dtype=float))
+            except (TypeError, ValueError):
+                raise ValueError(f"query must return real numbers; got {raw!r}") from None
+            if len(shape) == 0 or shape[0] != records.shape[0]:
+                raise ValueError(
+                    f"a vectorized query must return one answer per data set (first axis "
+                    f"{records.shape[0]}) for the data sets of size {g.size}; got shape {shape}"
+                )
+            blocks.append(_as_row_block(raw, records.shape[0], f"the data sets of size {g.size}"))
+        else:
+            blocks.append(
+                np.vstack(
+                    [
+                        _as_row_block(query(records[i]), 1, f"data set {records[i].tolist()!r}")
+                        for i in range(records.shape[0])
+                    ]
+                )
+            )
+    return np.vstack(blocks)
+
+
+def neighbouring_pairs(
+    universe: ArrayLike,
+    *,
+    max_size: int,
+    min_size: int = 0,
+    relation: NeighbourRelation = "add_remove",
+    ordered: bool = False,
+    max_datasets: int = 1_000_000,
+) -> list[tuple[NDArray[Any], NDArray[Any]]]:
+    """Every neighbouring pair ``(D, D')`` of data sets (arrays of records), each unordered pair once.
+
+    For ``"add_remove"``, ``D'`` is ``D`` with one record added (``|D'| = |D| + 1``);
+    for ``"replace"`` both have the same size and differ in one record.
+    Parameters are those of :func:`global_sensitivity`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`global_sensitivity`.
+    """
+    uni = _check_universe(universe)
+    relation = _check_relation(relation)
+    lo, hi = _check_sizes(min_size, max_size, relation)
+    _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
+    groups = _groups(uni.shape[0], lo, hi, ordered)
+    i, j = _pairs(groups, uni.shape[0], relation, ordered)
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for a, b_ in zip(i.tolist(), j.tolist()):
+        key = (a, b_)
+        if key not in seen:
+            seen.add(key)
+            out.append((uni[_codes_of(groups, a)], uni[_codes_of(groups, b_)]))
+    return out
+
+
+def _check_budget(u: int, lo: int, hi: int, ordered: bool, max_datasets: int) -> int:
+    max_datasets = check_positive_int("max_datasets", max_datasets)
+    total = count_datasets(u, lo, hi, ordered)
+    if total > max_datasets:
+        raise ValueError(
+            f"enumeration would list {total:,} data sets (> max_datasets = {max_datasets:,}); "
+            f"use a smaller universe or max_size, or raise max_datasets knowingly"
+        )
+    return total
+
+
+def global_sensitivity(
+    query: Query,
+    universe: ArrayLike,
+    *,
+    max_size: int,
+    min_size: int = 0,
+    relation: NeighbourRelation = "add_remove",
+    norm: int = 1,
+    ordered: bool = False,
+    vectorized: bool = False,
+    max_datasets: int = 1_000_000,
+) -> SensitivityResult:
+    r"""Exact global :math:`\ell_1` or :math:`\ell_2` sensitivity over every neighbouring pair.
+
+    .. math:: \Delta_p f = \max_{D \sim D',\ m_0 \le |D|, |D'| \le M} \lVert f(D) - f(D')\rVert_p
+
+    (Dwork et al. 2006; Dwork & Roth 2014, Definition 3.1), with the maximum
+    taken over all data sets built from ``universe``; see the module
+    docstring for the cost and for what "exact" means here.
+
+    Parameters
+    ----------
+    query : callable
+        ``query(D)`` maps a data set -- an array of records of shape ``(m,)``
+        (or ``(m, d)`` for a 2-D universe) -- to a real number or a 1-D array
+        of fixed length. With ``vectorized=True`` it receives every data set
+        of one size at once, shape ``(N_m, m)`` (or ``(N_m, m, d)``), and must
+        return ``N_m`` answers (shape ``(N_m,)`` or ``(N_m, k)``).
+    universe : array_like
+        The distinct possible records: shape ``(u,)`` or ``(u, d)``, numeric, finite.
+    max_size, min_size : int
+        Sizes of the data sets considered, ``0 <= min_size <= max_size``
+        (``max_size >= min_size + 1`` for add/remove).
+    relation : {"add_remove", "replace"}
+        The neighbour relation.
+    norm : {1, 2}
+        The norm of the difference of answers.
+    ordered : bool
+        ``False``: data sets are multisets (records sorted by universe
+        position); ``True``: sequences, where adding a record means inserting
+        it at any position.
+    vectorized : bool
+        Whether ``query`` accepts a batch of data sets (see above).
+    max_datasets : int
+        Refuse enumerations larger than this (see :func:`count_datasets`).
+
+    Returns
+    -------
+    SensitivityResult
+        ``value`` and a ``worst_pair`` attaining it.
+
+    Raises
+    ------
+    ValueError
+        If the universe is empty, non-numeric, non-finite or has repeated
+        records; the relation is unknown; the norm is not 1 or 2; the sizes
+        are invalid or admit no neighbouring pair; the enumeration exceeds
+        ``max_datasets``; or the query returns NaN, infinity, non-numbers or
+        answers of varying length.
+    """
+    uni = _check_universe(universe)
+    relation = _check_relation(relation)
+    p = _check_norm(norm)
+    lo, hi = _check_sizes(min_size, max_size, relation)
+    n_datasets = _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
+    groups = _groups(uni.shape[0], lo, hi, ordered)
+    answers = _evaluate(query, uni, groups, vectorized)
+    i, j = _pairs(groups, uni.shape[0], relation, ordered)
+    if i.size == 0:
+        raise ValueError(
+            f"no neighbouring pair exists for relation={relation!r} with a universe of "
+            f"{uni.shape[0]} record(s) and sizes [{lo}, {hi}]"
+        )
+    diff = answers[i] - answers[j]
+    dist = np.abs(diff).sum(axis=1) if p == 1 else np.sqrt((diff * diff).sum(axis=1))
+    worst = int(np.argmax(dist))
+    return SensitivityResult(
+        value=float(dist[worst]),
+        norm=p,
+        relation=relation,
+        worst_pair=(uni[_codes_of(groups, int(i[worst]))], uni[_codes_of(groups, int(j[worst]))]),
+        n_datasets=n_datasets,
+        n_pairs=int(i.size),
+    )
+
+
+def l1_sensitivity(query: Query, universe: ArrayLike, **kwargs: Any) -> float:
+    """Global L1 sensitivity as a float: ``global_sensitivity(query, universe, norm=1, **kwargs).value``."""
+    return global_sensitivity(query, universe, norm=1, **kwargs).value
+
+
+def l2_sensitivity(query: Query, universe: ArrayLike, **kwargs: Any) -> float:
+    """Global L2 sensitivity as a float: ``global_sensitivity(query, universe, norm=2, **kwargs).value``."""
+    return global_sensitivity(query, universe, norm=2, **kwargs).value

@@ -1,0 +1,242 @@
+"""Brute-force global sensitivity against closed forms, and its input validation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from dpcore.sensitivity import (
+    NEIGHBOUR_RELATIONS,
+    count_datasets,
+    enumerate_datasets,
+    global_sensitivity,
+    l1_sensitivity,
+    l2_sensitivity,
+    neighbouring_pairs,
+)
+
+GRID = np.linspace(0.0, 1.0, 5)  # records in [0, 1], extremes included
+
+
+def _partial_sums(rows: np.ndarray, m: int = 5) -> np.ndarray:
+    """Q_1..Q_m: partial sums of the first i rows (all rows if fewer)."""
+    padded = np.concatenate([np.asarray(rows, dtype=float), np.zeros(m)])
+    return np.cumsum(padded)[:m]
+
+
+@pytest.mark.parametrize("relation", NEIGHBOUR_RELATIONS)
+def test_count(relation):
+    expected = 1.0 if relation == "add_remove" else 0.0  # replace keeps the size
+    assert l1_sensitivity(len, GRID, max_size=3, relation=relation) == expected
+
+
+@pytest.mark.parametrize("lo,hi", [(0.0, 1.0), (-2.0, 3.0), (1.0, 4.0)])
+def test_bounded_sum(lo, hi):
+    uni = np.linspace(lo, hi, 4)
+    # add/remove: one record of magnitude up to max(|lo|, |hi|); replace: the range
+    assert math.isclose(l1_sensitivity(np.sum, uni, max_size=3), max(abs(lo), abs(hi)))
+    assert math.isclose(l1_sensitivity(np.sum, uni, max_size=3, relation="replace"), hi - lo)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_bounded_mean_depends_on_n(n):
+    # replace at fixed size n: range / n.  add/remove from size n to n+1: range / (n+1).
+    uni = np.array([0.0, 0.5, 1.0])
+    rep = l1_sensitivity(np.mean, uni, min_size=n, max_size=n, relation="replace")
+    add = l1_sensitivity(np.mean, uni, min_size=n, max_size=n + 1, relation="add_remove")
+    assert math.isclose(rep, 1.0 / n)
+    assert math.isclose(add, 1.0 / (n + 1))
+
+
+def test_mean_over_several_sizes_is_worst_at_smallest():
+    uni = np.array([0.0, 1.0])
+    assert math.isclose(l1_sensitivity(np.mean, uni, min_size=2, max_size=5, relation="replace"), 0.5)
+    assert math.isclose(l1_sensitivity(np.mean, uni, min_size=2, max_size=5), 1.0 / 3.0)
+
+
+@pytest.mark.parametrize("bins", [2, 3, 4])
+def test_histogram_one_vs_two(bins):
+    def hist(rows):
+        return np.bincount(rows.astype(int), minlength=bins)
+
+    uni = np.arange(bins)
+    assert l1_sensitivity(hist, uni, max_size=3) == 1.0
+    assert l1_sensitivity(hist, uni, max_size=3, relation="replace") == 2.0
+    assert math.isclose(l2_sensitivity(hist, uni, max_size=3, relation="replace"), math.sqrt(2))
+    assert l2_sensitivity(hist, uni, max_size=3) == 1.0
+
+
+def test_histogram_vectorized_agrees():
+    def hist_batch(batch):
+        out = np.zeros((batch.shape[0], 3))
+        for j in range(3):
+            out[:, j] = (batch == j).sum(axis=1)
+        return out
+
+    for rel in NEIGHBOUR_RELATIONS:
+        a = global_sensitivity(hist_batch, np.arange(3), max_size=4, relation=rel, vectorized=True)
+        b = global_sensitivity(lambda r: np.bincount(r.astype(int), minlength=3), np.arange(3), max_size=4, relation=rel)
+        assert a.value == b.value and a.n_pairs == b.n_pairs and a.n_datasets == b.n_datasets
+
+
+@pytest.mark.parametrize("i", [1, 2, 3, 4, 5])
+def test_seed_partial_sums_each_has_sensitivity_one(i):
+    # Q_i over 0/1 rows, tables of 4 or 5 rows, rows in order
+    q = lambda rows: _partial_sums(rows)[i - 1]  # noqa: E731
+    for rel in NEIGHBOUR_RELATIONS:
+        assert l1_sensitivity(q, [0, 1], min_size=4, max_size=5, relation=rel, ordered=True) == 1.0
+
+
+def test_seed_partial_sum_vector():
+    # all of Q_1..Q_5 at once: changing (or inserting) the first row moves every Q_i by one
+    for rel in NEIGHBOUR_RELATIONS:
+        r = global_sensitivity(_partial_sums, [0, 1], min_size=5, max_size=5 + (rel == "add_remove"),
+                               relation=rel, ordered=True)
+        assert r.value == 5.0
+        assert math.isclose(l2_sensitivity(_partial_sums, [0, 1], min_size=5, max_size=5, relation="replace",
+                                           ordered=True), math.sqrt(5))
+    # the differencing pair (Q_4, Q_5) has L1 sensitivity 2 under replace
+    pair = lambda rows: _partial_sums(rows)[3:5]  # noqa: E731
+    assert l1_sensitivity(pair, [0, 1], min_size=5, max_size=5, relation="replace", ordered=True) == 2.0
+
+
+def test_worst_pair_attains_value_and_is_a_neighbour():
+    r = global_sensitivity(np.mean, GRID, min_size=1, max_size=3)
+    d, d2 = r.worst_pair
+    assert abs(d2.size - d.size) == 1
+    assert math.isclose(abs(np.mean(d) - np.mean(d2)), r.value)
+    assert math.isclose(r.value, 0.5)
+    assert float(r) == r.value
+
+
+@pytest.mark.parametrize("u,lo,hi,ordered", [(3, 0, 3, False), (4, 1, 3, False), (2, 0, 4, True), (3, 2, 3, True)])
+def test_enumeration_counts(u, lo, hi, ordered):
+    sets = enumerate_datasets(np.arange(u), min_size=lo, max_size=hi, ordered=ordered)
+    assert len(sets) == count_datasets(u, lo, hi, ordered)
+    keys = {tuple(s) if ordered else tuple(sorted(s)) for s in sets}
+    assert len(keys) == len(sets)
+
+
+def _reference_pairs(u, hi, relation, ordered):
+    """Neighbouring pairs by a direct definition, independent of the module's indexing."""
+    def canon(s):
+        return tuple(s) if ordered else tuple(sorted(s))
+
+    sets = {canon(s) for m in range(hi + 1) for s in itertools.product(range(u), repeat=m)}
+    out = set()
+    for s in sets:
+        if relation == "add_remove":
+            for p in range(len(s) + 1):
+                for x in range(u):
+                    t = canon(s[:p] + (x,) + s[p:])
+                    if t in sets:
+                        out.add(frozenset([s, t]))
+        else:
+            for p in range(len(s)):
+                for x in range(u):
+                    if x != s[p]:
+                        out.add(frozenset([s, canon(s[:p] + (x,) + s[p + 1:])]))
+    return out
+
+
+@pytest.mark.parametrize("relation", NEIGHBOUR_RELATIONS)
+@pytest.mark.parametrize("ordered", [False, True])
+def test_pairs_match_direct_definition(relation, ordered):
+    u, hi = 3, 3
+    got = neighbouring_pairs(np.arange(u), max_size=hi, relation=relation, ordered=ordered)
+    got_set = {frozenset([tuple(a.tolist()), tuple(b.tolist())]) for a, b in got}
+    assert len(got_set) == len(got)  # each unordered pair once
+    assert got_set == _reference_pairs(u, hi, relation, ordered)
+
+
+def test_replace_at_most_twice_add_remove_random_queries():
+    rng = np.random.default_rng(3)
+    uni = np.arange(4)
+    for _ in range(20):
+        table = rng.normal(size=(4, 2))
+        q = lambda rows, t=table: t[rows.astype(int)].sum(axis=0)  # noqa: E731
+        ar = l1_sensitivity(q, uni, max_size=3)
+        rp = l1_sensitivity(q, uni, min_size=1, max_size=2, relation="replace")
+        assert rp <= 2 * ar + 1e-12
+
+
+def test_exact_rational_answer_of_mean():
+    r = global_sensitivity(np.mean, [0, 1], min_size=3, max_size=4)
+    assert Fraction(r.value).limit_denominator(100) == Fraction(1, 4)
+
+
+def test_two_dimensional_records():
+    uni = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    q = lambda rows: rows.sum(axis=0)  # noqa: E731
+    assert l1_sensitivity(q, uni, max_size=2) == 2.0
+    assert math.isclose(l2_sensitivity(q, uni, max_size=2), math.sqrt(2))
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def test_empty_universe():
+    with pytest.raises(ValueError, match="universe must not be empty"):
+        l1_sensitivity(len, [], max_size=2)
+
+
+def test_query_returning_nan():
+    with pytest.raises(ValueError, match="NaN"):
+        with np.errstate(invalid="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                l1_sensitivity(np.mean, [0, 1], max_size=2)  # mean of the empty data set
+    with pytest.raises(ValueError, match="NaN"):
+        l1_sensitivity(lambda r: float("nan"), [0, 1], max_size=2)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        l1_sensitivity(lambda r: np.inf if r.size == 2 else 0.0, [0, 1], max_size=2, relation="replace")
+
+
+def test_unknown_relation():
+    with pytest.raises(ValueError, match="relation must be one of"):
+        l1_sensitivity(len, [0, 1], max_size=2, relation="swap")
+
+
+@pytest.mark.parametrize(
+    "kwargs,msg",
+    [
+        (dict(max_size=1, min_size=1), "max_size >= min_size \\+ 1"),
+        (dict(max_size=-1), "max_size"),
+        (dict(max_size=2.5), "max_size"),
+        (dict(max_size=2, norm=3), "norm must be 1 or 2"),
+        (dict(max_size=2, norm=True), "norm must be 1 or 2"),
+        (dict(max_size=30, max_datasets=1000), "max_datasets"),
+        (dict(max_size=0, relation="replace"), "replace needs max_size >= 1"),
+        (dict(max_size=1, min_size=2, relation="replace"), "max_size must be >= min_size"),
+    ],
+)
+def test_bad_sizes_norms_budgets(kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        global_sensitivity(len, [0, 1, 2], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "universe,msg",
+    [([[0, 1], [0, 1]], "same record twice"), ([0.0, np.nan], "finite"), (["a", "b"], "numeric"),
+     (3, "scalar"), (np.zeros((2, 2, 2)), "1-D or 2-D")],
+)
+def test_bad_universe(universe, msg):
+    with pytest.raises(ValueError, match=msg):
+        l1_sensitivity(len, universe, max_size=2)
+
+
+def test_bad_query_outputs():
+    with pytest.raises(ValueError, match="fixed length"):
+        l1_sensitivity(lambda r: np.ones(r.size + 1), [0, 1], max_size=2)
+    with pytest.raises(ValueError, match="real numbers"):
+        l1_sensitivity(lambda r: "x", [0, 1], max_size=2)
+    with pytest.raises(ValueError, match="one answer per data set"):
+        l1_sensitivity(lambda batch: 1.0, [0, 1], max_size=2, vectorized=True)
+    with pytest.raises(ValueError, match="no neighbouring pair"):
+        l1_sensitivity(len, [0], max_size=2, relation="replace")
