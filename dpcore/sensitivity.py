@@ -52,8 +52,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -161,9 +162,10 @@ def _check_norm(norm: Any) -> int:
 
 
 def count_datasets(universe_size: int, min_size: int, max_size: int, ordered: bool = False) -> int:
-    r"""Number of data sets with sizes in ``[min_size, max_size]`` over a universe of ``universe_size`` records.
+    r"""Number of data sets with sizes in ``[min_size, max_size]`` over ``universe_size`` records.
 
-    .. math:: \sum_{m} \binom{u+m-1}{m} \ \text{(multisets)} \quad\text{or}\quad \sum_m u^m \ \text{(sequences)}
+    .. math:: \sum_{m} \binom{u+m-1}{m} \ \text{(multisets)} \quad\text{or}\quad
+              \sum_m u^m \ \text{(sequences)}
 
     Raises
     ------
@@ -241,13 +243,15 @@ def _match_rows(table: NDArray[np.int64], queries: NDArray[np.int64]) -> NDArray
     inv = inv.reshape(-1)
     pos = np.full(inv.max() + 1, -1, dtype=np.int64)
     pos[inv[: table.shape[0]]] = np.arange(table.shape[0])
-    out = pos[inv[table.shape[0]:]]
+    out = pos[inv[table.shape[0] :]]
     if np.any(out < 0):  # pragma: no cover - internal invariant
         raise RuntimeError("neighbour lookup failed")
     return out
 
 
-def _pairs(groups: list[_SizeGroup], u: int, relation: str, ordered: bool) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def _pairs(
+    groups: list[_SizeGroup], u: int, relation: str, ordered: bool
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Global ids (i, j) of every neighbouring pair, each unordered pair at least once."""
     left, right = [], []
     by_size = {g.size: g for g in groups}
@@ -310,7 +314,9 @@ def _pairs(groups: list[_SizeGroup], u: int, relation: str, ordered: bool) -> tu
     return np.concatenate(left), np.concatenate(right)
 
 
-def _evaluate(query: Query, uni: NDArray[Any], groups: list[_SizeGroup], vectorized: bool) -> NDArray[np.float64]:
+def _evaluate(
+    query: Query, uni: NDArray[Any], groups: list[_SizeGroup], vectorized: bool
+) -> NDArray[np.float64]:
     """Query answers, one row per data set (global id order), as a float matrix."""
     blocks: list[NDArray[np.float64]] = []
     width: int | None = None
@@ -327,7 +333,9 @@ def _evaluate(query: Query, uni: NDArray[Any], groups: list[_SizeGroup], vectori
             if width == 0:
                 raise ValueError("query must return at least one number")
         elif arr.shape[1] != width:
-            raise ValueError(f"query must return answers of one fixed length {width}; got {arr.shape[1]} on {where}")
+            raise ValueError(
+                f"query must return answers of one fixed length {width}; got {arr.shape[1]} on {where}"
+            )
         if not np.all(np.isfinite(arr)):
             bad = int(np.argmax(~np.all(np.isfinite(arr), axis=1)))
             raise ValueError(
@@ -390,7 +398,7 @@ def neighbouring_pairs(
     i, j = _pairs(groups, uni.shape[0], relation, ordered)
     seen: set[tuple[int, int]] = set()
     out = []
-    for a, b_ in zip(i.tolist(), j.tolist()):
+    for a, b_ in zip(i.tolist(), j.tolist(), strict=False):
         key = (a, b_)
         if key not in seen:
             seen.add(key)

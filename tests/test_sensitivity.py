@@ -79,7 +79,9 @@ def test_histogram_vectorized_agrees():
 
     for rel in NEIGHBOUR_RELATIONS:
         a = global_sensitivity(hist_batch, np.arange(3), max_size=4, relation=rel, vectorized=True)
-        b = global_sensitivity(lambda r: np.bincount(r.astype(int), minlength=3), np.arange(3), max_size=4, relation=rel)
+        b = global_sensitivity(
+            lambda r: np.bincount(r.astype(int), minlength=3), np.arange(3), max_size=4, relation=rel
+        )
         assert a.value == b.value and a.n_pairs == b.n_pairs and a.n_datasets == b.n_datasets
 
 
@@ -94,11 +96,14 @@ def test_seed_partial_sums_each_has_sensitivity_one(i):
 def test_seed_partial_sum_vector():
     # all of Q_1..Q_5 at once: changing (or inserting) the first row moves every Q_i by one
     for rel in NEIGHBOUR_RELATIONS:
-        r = global_sensitivity(_partial_sums, [0, 1], min_size=5, max_size=5 + (rel == "add_remove"),
-                               relation=rel, ordered=True)
+        r = global_sensitivity(
+            _partial_sums, [0, 1], min_size=5, max_size=5 + (rel == "add_remove"), relation=rel, ordered=True
+        )
         assert r.value == 5.0
-        assert math.isclose(l2_sensitivity(_partial_sums, [0, 1], min_size=5, max_size=5, relation="replace",
-                                           ordered=True), math.sqrt(5))
+        assert math.isclose(
+            l2_sensitivity(_partial_sums, [0, 1], min_size=5, max_size=5, relation="replace", ordered=True),
+            math.sqrt(5),
+        )
     # the differencing pair (Q_4, Q_5) has L1 sensitivity 2 under replace
     pair = lambda rows: _partial_sums(rows)[3:5]  # noqa: E731
     assert l1_sensitivity(pair, [0, 1], min_size=5, max_size=5, relation="replace", ordered=True) == 2.0
@@ -113,7 +118,9 @@ def test_worst_pair_attains_value_and_is_a_neighbour():
     assert float(r) == r.value
 
 
-@pytest.mark.parametrize("u,lo,hi,ordered", [(3, 0, 3, False), (4, 1, 3, False), (2, 0, 4, True), (3, 2, 3, True)])
+@pytest.mark.parametrize(
+    "u,lo,hi,ordered", [(3, 0, 3, False), (4, 1, 3, False), (2, 0, 4, True), (3, 2, 3, True)]
+)
 def test_enumeration_counts(u, lo, hi, ordered):
     sets = enumerate_datasets(np.arange(u), min_size=lo, max_size=hi, ordered=ordered)
     assert len(sets) == count_datasets(u, lo, hi, ordered)
@@ -123,6 +130,7 @@ def test_enumeration_counts(u, lo, hi, ordered):
 
 def _reference_pairs(u, hi, relation, ordered):
     """Neighbouring pairs by a direct definition, independent of the module's indexing."""
+
     def canon(s):
         return tuple(s) if ordered else tuple(sorted(s))
 
@@ -139,7 +147,7 @@ def _reference_pairs(u, hi, relation, ordered):
             for p in range(len(s)):
                 for x in range(u):
                     if x != s[p]:
-                        out.add(frozenset([s, canon(s[:p] + (x,) + s[p + 1:])]))
+                        out.add(frozenset([s, canon(s[:p] + (x,) + s[p + 1 :])]))
     return out
 
 
@@ -223,8 +231,13 @@ def test_bad_sizes_norms_budgets(kwargs, msg):
 
 @pytest.mark.parametrize(
     "universe,msg",
-    [([[0, 1], [0, 1]], "same record twice"), ([0.0, np.nan], "finite"), (["a", "b"], "numeric"),
-     (3, "scalar"), (np.zeros((2, 2, 2)), "1-D or 2-D")],
+    [
+        ([[0, 1], [0, 1]], "same record twice"),
+        ([0.0, np.nan], "finite"),
+        (["a", "b"], "numeric"),
+        (3, "scalar"),
+        (np.zeros((2, 2, 2)), "1-D or 2-D"),
+    ],
 )
 def test_bad_universe(universe, msg):
     with pytest.raises(ValueError, match=msg):
