@@ -105,7 +105,8 @@ def laplace_cdf_by_integration(loc: sp.Expr = mu, scale: sp.Expr = b) -> tuple[s
 def is_equal(lhs: sp.Expr, rhs: sp.Expr) -> bool:
     """True iff sympy proves ``lhs - rhs`` simplifies to zero.
 
-    Tries :func:`sympy.simplify` first, then ``Piecewise`` folding and
+    Tries :func:`sympy.simplify` first, then ``Piecewise`` folding, rewriting
+    ``erfc`` as ``1 - erf``, and
     :meth:`sympy.Expr.equals`. ``False`` means "not proved equal", which a
     chapter turns into a failed assertion.
     """
@@ -114,6 +115,8 @@ def is_equal(lhs: sp.Expr, rhs: sp.Expr) -> bool:
         return True
     diff = sp.simplify(sp.expand(sp.powsimp(sp.expand_log(diff, force=True), force=True)))
     if diff == 0:
+        return True
+    if diff.has(sp.erfc, sp.erf) and sp.simplify(diff.rewrite(sp.erf)) == 0:
         return True
     result = sp.piecewise_fold(lhs - rhs).equals(0)
     return bool(result)
