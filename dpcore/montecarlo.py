@@ -29,12 +29,13 @@ Inequalities used
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special, stats
+from scipy import special
 
 from ._validation import RNGLike, as_generator, check_positive_finite, check_positive_int, check_probability_open
 
@@ -528,7 +529,7 @@ def check_cdf(
     gen = as_generator(rng)
     counts: NDArray[np.int64] | None = None
     g: NDArray[np.float64] | None = None if grid is None else np.unique(np.asarray(grid, dtype=float))
-    for start, m in _chunks(n, chunk_size):
+    for _, m in _chunks(n, chunk_size):
         xs = _draw(sampler, gen, m)
         if g is None:
             g = np.unique(np.quantile(xs, np.linspace(0, 1, check_positive_int("grid_size", grid_size, 2))))

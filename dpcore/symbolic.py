@@ -69,13 +69,18 @@ def gaussian_density(var: sp.Expr = x, loc: sp.Expr = mu, scale: sp.Expr = sigma
     return sp.exp(-((var - loc) ** 2) / (2 * scale**2)) / (sp.sqrt(2 * sp.pi) * scale)
 
 
-def laplace_expectation(g: sp.Expr, var: sp.Symbol = x, loc: sp.Expr = mu, scale: sp.Expr = b) -> sp.Expr:
+def laplace_expectation(
+    g: sp.Expr, var: sp.Symbol = x, loc: sp.Expr = mu, scale: sp.Expr = b
+) -> sp.Expr:
     r"""Compute :math:`E[g(X)]` for :math:`X \sim \mathrm{Lap}(\mu, b)` by real integration.
 
     The integral is split at :math:`\mu`, where :math:`|x-\mu|` changes form,
     and each half is integrated by sympy (no result is typed in):
 
-    .. math:: \int_{-\infty}^{\mu} g(x) \tfrac{1}{2b} e^{(x-\mu)/b}\,dx + \int_{\mu}^{\infty} g(x) \tfrac{1}{2b} e^{-(x-\mu)/b}\,dx
+    .. math::
+
+        \int_{-\infty}^{\mu} g(x) \tfrac{1}{2b} e^{(x-\mu)/b}\,dx
+        + \int_{\mu}^{\infty} g(x) \tfrac{1}{2b} e^{-(x-\mu)/b}\,dx
     """
     left = sp.integrate(g * sp.exp((var - loc) / scale) / (2 * scale), (var, -sp.oo, loc))
     right = sp.integrate(g * sp.exp(-(var - loc) / scale) / (2 * scale), (var, loc, sp.oo))

@@ -1,0 +1,161 @@
+"""Unit tests for dpcore.montecarlo.
+
+Besides power and validity on known laws, the false-alarm guarantee itself is
+tested: each check is run at a loose alpha over many seeds on a TRUE claim, and
+the number of rejections must be consistent with (at most) alpha, judged by an
+exact binomial tail at level 1e-6 so that this test itself essentially never
+fails by chance.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import dpcore
+from dpcore.montecarlo import median_of_means_radius
+
+
+def lap(loc=0.0, b=1.0):
+    return lambda rng, n: rng.laplace(loc, b, n)
+
+
+def max_allowed_rejections(trials: int, alpha: float, level: float = 1e-6) -> int:
+    """Smallest k with P(Binomial(trials, alpha) > k) <= level."""
+    return int(stats.binom.isf(level, trials, alpha))
+
+
+ALPHA_LOOSE = 0.05
+TRIALS = 300
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        pytest.param(
+            lambda seed: dpcore.check_probability(lap(), lambda v: v > 1, 2000, 0.5 * math.exp(-1),
+                                                  alpha=ALPHA_LOOSE, rng=seed),
+            id="probability",
+        ),
+        pytest.param(
+            lambda seed: dpcore.check_bounded_mean(lambda r, n: r.random(n) ** 2, 2000, 1 / 3, lower=0, upper=1,
+                                                   alpha=ALPHA_LOOSE, rng=seed),
+            id="bounded-mean",
+        ),
+        pytest.param(
+            lambda seed: dpcore.check_mean(lap(1.0, 2.0), 2000, 1.0, variance_bound=8.0, alpha=ALPHA_LOOSE, rng=seed),
+            id="mean",
+        ),
+        pytest.param(
+            lambda seed: dpcore.check_variance(lap(0.0, 1.0), 4000, 2.0, kurtosis_bound=6, alpha=ALPHA_LOOSE,
+                                               rng=seed),
+            id="variance",
+        ),
+        pytest.param(
+            lambda seed: dpcore.check_cdf(lap(), 2000, stats.laplace().cdf, alpha=ALPHA_LOOSE, rng=seed),
+            id="cdf",
+        ),
+    ],
+)
+def test_false_alarm_rate_is_at_most_alpha(run):
+    rejections = sum(not run(seed).passed for seed in range(TRIALS))
+    assert rejections <= max_allowed_rejections(TRIALS, ALPHA_LOOSE), rejections
+
+
+def test_one_sided_probability_false_alarm():
+    # claim p <= 0.3 where p = 0.3 exactly (the boundary): rejections must be rare.
+    rej = sum(
+        not dpcore.check_probability(lambda r, n: r.random(n), lambda v: v < 0.3, 1000, 0.3, alternative="less",
+                                     alpha=ALPHA_LOOSE, rng=s).passed
+        for s in range(TRIALS)
+    )
+    assert rej <= max_allowed_rejections(TRIALS, ALPHA_LOOSE)
+
+
+def test_power_each_check_rejects_wrong_claims():
+    n = 200_000
+    assert not dpcore.check_probability(lap(), lambda v: v > 1, n, 0.2, rng=1).passed
+    assert not dpcore.check_bounded_mean(lambda r, k: r.random(k), n, 0.52, lower=0, upper=1, rng=1).passed
+    assert not dpcore.check_mean(lap(), n, 0.1, variance_bound=2.0, rng=1).passed
+    assert not dpcore.check_variance(lap(), n, 1.0, kurtosis_bound=6, rng=1).passed
+    assert not dpcore.check_cdf(lap(), n, stats.norm(0, math.sqrt(2)).cdf, rng=1).passed
+
+
+def test_one_sided_probability_directions():
+    smp = lambda r, n: r.random(n)  # noqa: E731
+    assert dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.35, alternative="less", rng=2).passed
+    assert not dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.28, alternative="less", rng=2).passed
+    assert dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.28, alternative="greater", rng=2).passed
+    assert not dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.35, alternative="greater",
+                                        rng=2).passed
+
+
+def test_clopper_pearson_matches_scipy():
+    res = dpcore.probability_result(37, 200, 0.2, alpha=0.05)
+    ci = stats.binomtest(37, 200).proportion_ci(confidence_level=0.95, method="exact")
+    assert res.ci_low == pytest.approx(ci.low, rel=1e-10)
+    assert res.ci_high == pytest.approx(ci.high, rel=1e-10)
+    edge = dpcore.probability_result(0, 50, 0.0, alpha=0.01)
+    assert edge.ci_low == 0.0 and edge.passed
+    assert edge.ci_high == pytest.approx(1 - 0.005 ** (1 / 50), rel=1e-12)
+
+
+def test_median_of_means_radius_is_valid_and_beats_textbook_constant():
+    n, var, alpha = 1_000_000, 1.0, 1e-6
+    r, k = median_of_means_radius(n, var, alpha)
+    assert k % 2 == 1
+    # the binomial tail at the chosen radius is within alpha
+    p = var / ((n // k) * r**2)
+    h = (k + 1) // 2
+    assert special.betainc(h, k - h + 1, p) <= alpha * (1 + 1e-9)
+    assert r <= math.sqrt(32 * math.log(1 / alpha) / n)  # Lugosi-Mendelson's constant
+
+
+def test_results_reproducible_and_chunking_does_not_change_means():
+    a = dpcore.check_mean(lap(), 100_000, 0.0, variance_bound=2, rng=5, chunk_size=1000)
+    b = dpcore.check_mean(lap(), 100_000, 0.0, variance_bound=2, rng=5, chunk_size=1000)
+    assert a == b
+    c = dpcore.check_cdf(lap(), 50_000, stats.laplace().cdf, rng=3, chunk_size=7_777)
+    assert c.n == 50_000 and c.passed
+
+
+def test_memory_flat_chunking_calls_sampler_with_bounded_sizes():
+    sizes = []
+
+    def smp(rng, n):
+        sizes.append(n)
+        return rng.random(n)
+
+    dpcore.check_bounded_mean(smp, 1_000_000, 0.5, lower=0, upper=1, rng=0, chunk_size=50_000)
+    assert max(sizes) <= 50_000 and sum(sizes) == 1_000_000
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: dpcore.check_probability(lap(), lambda v: v > 0, 100, 1.5), "claimed"),
+        (lambda: dpcore.check_probability(lap(), lambda v: v > 0, 100, 0.5, alpha=0), "alpha"),
+        (lambda: dpcore.check_probability(lap(), lambda v: v > 0, 0, 0.5), "n"),
+        (lambda: dpcore.check_probability(lap(), lambda v: v > 0, 100, 0.5, alternative="both"), "alternative"),
+        (lambda: dpcore.check_mean(lap(), 100, 0.0, variance_bound=0.0), "variance_bound"),
+        (lambda: dpcore.check_mean(lap(), 100, 0.0, variance_bound=math.nan), "variance_bound"),
+        (lambda: dpcore.check_variance(lap(), 100, 1.0, kurtosis_bound=0.5), "kurtosis_bound"),
+        (lambda: dpcore.check_variance(lap(), 100, -1.0, kurtosis_bound=6), "claimed"),
+        (lambda: dpcore.check_bounded_mean(lap(), 100, 0.0, lower=1, upper=0), "lower"),
+        (lambda: dpcore.check_bounded_mean(lap(), 100, 0.0, lower=-1, upper=1, rng=0), "outside"),
+        (lambda: dpcore.check_mean(lambda r, n: np.full(n, np.nan), 100, 0.0, variance_bound=1), "NaN"),
+        (lambda: dpcore.check_mean(lambda r, n: np.zeros(n + 1), 100, 0.0, variance_bound=1), "length"),
+        (lambda: dpcore.check_cdf(lap(), 100, lambda g: g * np.nan), "cdf"),
+        (lambda: dpcore.probability_result(5, 3, 0.5), "hits"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_result_string_mentions_verdict_and_method():
+    res = dpcore.check_mean(lap(), 10_000, 0.0, variance_bound=2, rng=0)
+    text = str(res)
+    assert "PASS" in text and "median of means" in text and "1.0e-06" in text
