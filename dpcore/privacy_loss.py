@@ -369,7 +369,7 @@ def laplace_max_interval_log_ratio(
     us, vs = np.atleast_1d(u), np.atleast_1d(v)
     maxs, mins = [], []
     arg_max_lo, arg_max_hi, arg_min_lo, arg_min_hi = [], [], [], []
-    for uk, vk in zip(us, vs):
+    for uk, vk in zip(us, vs, strict=True):
         diff = _interval_log_prob(lo, hi, np.asarray(uk), scale) - _interval_log_prob(lo, hi, np.asarray(vk), scale)
         if np.isnan(diff).any():  # pragma: no cover - guarded by construction
             raise RuntimeError("internal error: NaN log ratio")

@@ -69,7 +69,7 @@ def test_privacy_loss_matches_mpmath_log_density_ratio():
     rng = np.random.default_rng(3)
     z = rng.normal(0, 5, size=50)
     got = laplace_privacy_loss(z, 0.3, -1.1, 0.7)
-    for zi, gi in zip(z, got):
+    for zi, gi in zip(z, got, strict=True):
         ref = mp.log(
             (mp.exp(-abs(mp.mpf(zi) - mp.mpf(0.3)) / mp.mpf(0.7)))
             / (mp.exp(-abs(mp.mpf(zi) - mp.mpf(-1.1)) / mp.mpf(0.7)))
@@ -293,7 +293,12 @@ def test_kl_vector_adds_and_mechanism_value():
 
 @pytest.mark.parametrize(
     "args, match",
-    [((0, 1, 0.0), "scale"), ((0, 1, 1.0, -2.0), "scale_prime"), ((np.nan, 1, 1.0), "value"), (([0, 1], 1, 1.0), "same shape")],
+    [
+        ((0, 1, 0.0), "scale"),
+        ((0, 1, 1.0, -2.0), "scale_prime"),
+        ((np.nan, 1, 1.0), "value"),
+        (([0, 1], 1, 1.0), "same shape"),
+    ],
 )
 def test_kl_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
@@ -308,7 +313,7 @@ def test_interval_counts_matches_direct_count():
     x = rng.normal(size=1000)
     lo = np.array([-np.inf, -1.0, 0.0, 0.5])
     hi = np.array([0.0, 1.0, np.inf, 0.5])
-    want = [np.count_nonzero((x > a) & (x <= c)) for a, c in zip(lo, hi)]
+    want = [np.count_nonzero((x > a) & (x <= c)) for a, c in zip(lo, hi, strict=True)]
     np.testing.assert_array_equal(interval_counts(x, lo, hi), want)
     with pytest.raises(ValueError, match="samples"):
         interval_counts(np.array([0.0, np.nan]), lo, hi)
