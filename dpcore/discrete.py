@@ -1,3 +1,528 @@
-"""Placeholder: this module is being written (see the open issues)."""
+r"""Floating-point-safe mechanisms: exact discrete Laplace and Gaussian sampling on the integers.
 
-__all__: list[str] = []
+Why
+---
+The textbook Laplace mechanism ``value + b * sign * log(U)`` with ``U`` a
+uniform double is :math:`\varepsilon`-DP over the reals but not over the
+doubles: the set of doubles it can output depends on the input, so an
+attacker who sees one output can often tell the input exactly
+(Mironov 2012). :func:`naive_laplace_mechanism` implements that textbook
+mechanism, :func:`naive_laplace_support_contains` decides exactly whether a
+double can be an output for a given input, and :func:`floating_point_attack`
+turns that into a distinguishing attack.
+
+The fix used here is to never touch floating point: integer-valued queries
+get integer noise from the discrete Laplace or discrete Gaussian law, sampled
+*exactly* by Algorithms 1--3 of Canonne, Kamath & Steinke (2020) with integer
+arithmetic only (rational parameters, uniform integers, Bernoulli trials of
+rational probability). Both supports are all of :math:`\mathbb Z`, so no
+output is impossible under one input and possible under the other.
+
+Randomness
+----------
+With ``rng=None`` every uniform integer comes from the operating system's
+cryptographically secure generator (:func:`secrets.token_bytes`, i.e.
+``os.urandom``), turned into exactly uniform integers by rejection. An int
+seed or a ``numpy.random.Generator`` is accepted for *reproducible
+verification only* (PCG64 is not a cryptographic generator).
+
+Vectorisation
+-------------
+The algorithms are loops with data-dependent trip counts; here each loop runs
+over all the samples still in it at once (numpy int64 arrays), which keeps the
+exactness (every comparison is between integers) and gives about a million
+samples per second.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import secrets
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import RNGLike, as_generator, check_finite_array, check_positive_finite, check_positive_int
+
+__all__ = [
+    "as_fraction",
+    "bernoulli_exp",
+    "sample_discrete_laplace",
+    "sample_discrete_gaussian",
+    "discrete_laplace_pmf",
+    "discrete_gaussian_pmf",
+    "discrete_laplace_mechanism",
+    "discrete_gaussian_mechanism",
+    "naive_laplace_mechanism",
+    "naive_laplace_support_contains",
+    "floating_point_attack",
+]
+
+_MAX_INT = 1 << 62
+_MAX_PARAM = 1 << 24
+
+
+# --------------------------------------------------------------------------- integer sources
+
+
+class _Uniform:
+    """Exactly uniform integers in ``[0, m)`` for ``1 <= m <= 2**62``, vectorised."""
+
+    def __init__(self, rng: RNGLike | str) -> None:
+        self.secure = rng is None
+        self.gen = None if self.secure else as_generator(rng)  # type: ignore[arg-type]
+
+    def below(self, m: int, size: int) -> NDArray[np.int64]:
+        if not (1 <= m <= _MAX_INT):
+            raise ValueError(f"internal: uniform range {m} outside [1, 2**62]")
+        if size == 0:
+            return np.zeros(0, dtype=np.int64)
+        if not self.secure:
+            assert self.gen is not None
+            return self.gen.integers(0, m, size=size, dtype=np.int64)
+        if m == 1:
+            return np.zeros(size, dtype=np.int64)
+        shift = np.uint64(64 - (m - 1).bit_length())
+        out = np.empty(size, dtype=np.int64)
+        filled = 0
+        while filled < size:
+            need = size - filled
+            raw = np.frombuffer(secrets.token_bytes(8 * (need + need // 2 + 8)), dtype=np.uint64) >> shift
+            ok = raw[raw < np.uint64(m)][:need]  # rejection: exactly uniform on [0, m)
+            out[filled : filled + ok.size] = ok.astype(np.int64)
+            filled += ok.size
+        return out
+
+    def bernoulli(self, num: NDArray[np.int64] | int, den: int, size: int) -> NDArray[np.bool_]:
+        """Independent Bernoulli(num_i / den) trials (``0 <= num_i <= den``)."""
+        return self.below(den, size) < num
+
+
+def _bernoulli_exp(src: _Uniform, num: NDArray[np.int64], den: int) -> NDArray[np.bool_]:
+    r"""Exact Bernoulli(exp(-num_i/den)) trials, Canonne, Kamath & Steinke (2020), Algorithm 1.
+
+    For :math:`\gamma \in [0,1]`: draw :math:`A_k \sim \mathrm{Bern}(\gamma/k)`
+    for :math:`k = 1, 2, \dots` until the first :math:`A_K = 0`; return
+    :math:`[K \text{ odd}]`, whose probability is
+    :math:`\sum_{k}(-\gamma)^{k-1}... = e^{-\gamma}`. For :math:`\gamma > 1`,
+    :math:`\lfloor\gamma\rfloor` trials of :math:`\mathrm{Bern}(e^{-1})` must
+    all succeed, then one :math:`\mathrm{Bern}(e^{-(\gamma - \lfloor\gamma\rfloor)})`.
+    :math:`\mathrm{Bern}(\gamma/k)` is drawn as :math:`\mathrm{Bern}(\text{num}/\text{den})
+    \wedge \mathrm{Bern}(1/k)`, so no integer exceeds ``den``.
+    """
+    num = np.asarray(num)
+    n = num.shape[0]
+    whole = num // den
+    frac = num - whole * den
+    alive = np.ones(n, dtype=bool)
+    # floor(gamma) trials of Bern(exp(-1)), only for the elements that need them
+    i = 1
+    while True:
+        need = np.flatnonzero(alive & (whole >= i))
+        if need.size == 0:
+            break
+        alive[need] = _bernoulli_exp_one(src, need.size)
+        i += 1
+    # one Bern(exp(-frac/den)) for the survivors
+    idx = np.flatnonzero(alive)
+    if idx.size:
+        alive[idx] = _bernoulli_exp_small(src, frac[idx].astype(np.int64), den)
+    return alive
+
+
+def _bernoulli_exp_small(src: _Uniform, num: NDArray[np.int64], den: int) -> NDArray[np.bool_]:
+    """Algorithm 1 for gamma = num/den in [0, 1], vectorised."""
+    n = num.shape[0]
+    k_final = np.zeros(n, dtype=np.int64)
+    active = np.arange(n)
+    k = 1
+    while active.size:
+        a = src.bernoulli(num[active], den, active.size) & src.bernoulli(1, k, active.size)
+        stop = active[~a]
+        k_final[stop] = k
+        active = active[a]
+        k += 1
+    return (k_final % 2) == 1
+
+
+def _bernoulli_exp_one(src: _Uniform, size: int) -> NDArray[np.bool_]:
+    return _bernoulli_exp_small(src, np.ones(size, dtype=np.int64), 1)
+
+
+def bernoulli_exp(gamma: Any, size: int | None = None, rng: RNGLike = None) -> Any:
+    r"""Exact Bernoulli trials with success probability :math:`e^{-\gamma}` for rational :math:`\gamma > 0`.
+
+    Algorithm 1 of Canonne, Kamath & Steinke (2020), integer arithmetic only:
+    for :math:`\gamma \le 1` draw :math:`A_k \sim \mathrm{Bern}(\gamma/k)`,
+    :math:`k = 1, 2, \dots` until the first failure at :math:`K`; then
+    :math:`P(K \text{ odd}) = \sum_{k \ge 1} (\gamma^{k-1}/(k-1)! - \gamma^k/k!)[k \text{ odd}] = e^{-\gamma}`.
+    For :math:`\gamma > 1`, :math:`\lfloor\gamma\rfloor` independent
+    :math:`\mathrm{Bern}(e^{-1})` trials and one
+    :math:`\mathrm{Bern}(e^{-(\gamma-\lfloor\gamma\rfloor)})` must all succeed.
+
+    Parameters
+    ----------
+    gamma : int, Fraction, str or float
+        Read exactly by :func:`as_fraction`.
+    size : int, optional
+        Number of trials; ``None`` returns one bool.
+    rng : None, int or Generator
+        ``None``: cryptographically secure randomness.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is not a positive rational of modest size or ``size`` < 1.
+    """
+    g = as_fraction("gamma", gamma)
+    n = _size(size)
+    out = _bernoulli_exp(_Uniform(rng), np.full(n, g.numerator, dtype=np.int64), g.denominator)
+    return bool(out[0]) if size is None else out
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def as_fraction(name: str, value: Any) -> Fraction:
+    """Convert a positive rational parameter exactly.
+
+    Ints and ``Fraction`` are taken as they are; a float or a string is read
+    through its decimal representation (``0.1`` is exactly 1/10, not the
+    binary double nearest to it), so the parameter is the number the user
+    wrote. Numerator and denominator must be below ``2**24``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite positive rational of that size.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a positive rational number, not a bool")
+    try:
+        if isinstance(value, Fraction | numbers.Integral):
+            fr = Fraction(value)
+        elif isinstance(value, str):
+            fr = Fraction(value.strip())
+        else:
+            check_positive_finite(name, value)
+            fr = Fraction(repr(float(value)))
+    except (ValueError, ZeroDivisionError, TypeError):
+        raise ValueError(f"{name} must be a finite positive rational number; got {value!r}") from None
+    if fr <= 0:
+        raise ValueError(f"{name} must be > 0; got {value!r}")
+    if fr.numerator >= _MAX_PARAM or fr.denominator >= _MAX_PARAM:
+        raise ValueError(
+            f"{name} = {fr} has a numerator or denominator >= 2**24; pass a simpler rational (a Fraction)"
+        )
+    return fr
+
+
+def _size(size: int | None) -> int:
+    return 1 if size is None else check_positive_int("size", size)
+
+
+def _shape_out(x: NDArray[np.int64], size: int | None) -> Any:
+    return int(x[0]) if size is None else x
+
+
+# --------------------------------------------------------------------------- samplers
+
+
+def _discrete_laplace(src: _Uniform, s: int, t: int, n: int) -> NDArray[np.int64]:
+    """Algorithm 2 of Canonne, Kamath & Steinke (2020): n draws of Lap_Z(t/s), vectorised."""
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    while filled < n:
+        m = max(64, int(1.7 * (n - filled)) + 16)
+        u = src.below(t, m)
+        keep = _bernoulli_exp(src, u, t)  # D ~ Bern(exp(-U/t)); reject if 0
+        u = u[keep]
+        v = np.zeros(u.size, dtype=np.int64)
+        going = np.arange(u.size)
+        while going.size:  # V = number of Bern(exp(-1)) successes before the first failure
+            a = _bernoulli_exp_one(src, going.size)
+            v[going[a]] += 1
+            going = going[a]
+        x = u + t * v
+        y = x // s
+        b = src.below(2, y.size)
+        ok = ~((b == 1) & (y == 0))  # reject B=1, Y=0 (so 0 is not counted twice)
+        z = ((1 - 2 * b) * y)[ok]
+        take = min(z.size, n - filled)
+        out[filled : filled + take] = z[:take]
+        filled += take
+    return out
+
+
+def sample_discrete_laplace(scale: Any, size: int | None = None, rng: RNGLike = None) -> Any:
+    r"""Exact samples of the discrete Laplace law :math:`\mathrm{Lap}_{\mathbb Z}(b)`.
+
+    .. math:: P(Z = z) = \frac{e^{1/b} - 1}{e^{1/b} + 1}\, e^{-|z|/b}, \qquad z \in \mathbb Z
+
+    by Algorithm 2 of Canonne, Kamath & Steinke (2020) with ``b = t/s``, using
+    only integer arithmetic and exact Bernoulli trials (Algorithm 1).
+
+    Parameters
+    ----------
+    scale : int, Fraction, str or float
+        The scale :math:`b > 0`, read exactly by :func:`as_fraction`.
+    size : int, optional
+        Number of samples; ``None`` returns one Python int.
+    rng : None, int or numpy.random.Generator
+        ``None`` (default): cryptographically secure randomness (``secrets``).
+        A seed or Generator: reproducible, for verification only.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not a positive rational of modest size or ``size`` < 1.
+    """
+    b = as_fraction("scale", scale)
+    n = _size(size)
+    return _shape_out(_discrete_laplace(_Uniform(rng), b.denominator, b.numerator, n), size)
+
+
+def sample_discrete_gaussian(sigma2: Any, size: int | None = None, rng: RNGLike = None) -> Any:
+    r"""Exact samples of the discrete Gaussian :math:`\mathcal N_{\mathbb Z}(0, \sigma^2)`.
+
+    .. math:: P(Z = z) = \frac{e^{-z^2/(2\sigma^2)}}{\sum_{y\in\mathbb Z} e^{-y^2/(2\sigma^2)}}
+
+    by Algorithm 3 of Canonne, Kamath & Steinke (2020): with
+    :math:`t = \lfloor\sigma\rfloor + 1`, draw :math:`Y \sim \mathrm{Lap}_{\mathbb Z}(t)`
+    and accept it with probability
+    :math:`\exp(-(|Y| - \sigma^2/t)^2 / (2\sigma^2))`, a rational exponent,
+    so the trial is exact.
+
+    Parameters
+    ----------
+    sigma2 : int, Fraction, str or float
+        The parameter :math:`\sigma^2 > 0` (read exactly by :func:`as_fraction`).
+        Note it is the scale of the exponent, not exactly the variance.
+    size, rng
+        As in :func:`sample_discrete_laplace`.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma2`` is not a positive rational of modest size or ``size`` < 1.
+    """
+    s2 = as_fraction("sigma2", sigma2)
+    a, c = s2.numerator, s2.denominator
+    n = _size(size)
+    src = _Uniform(rng)
+    t = math.isqrt(a * c) // c + 1  # floor(sqrt(a/c)) + 1
+    den = 2 * a * c * t * t
+    if den > _MAX_INT:
+        raise ValueError(f"sigma2 = {s2} is too large for the exact sampler's int64 arithmetic")
+    out = np.empty(n, dtype=np.int64)
+    filled = 0
+    while filled < n:
+        m = max(64, int(1.6 * (n - filled)) + 16)
+        y = _discrete_laplace(src, 1, t, m)
+        # gamma = (|Y| - sigma^2/t)^2 / (2 sigma^2) = (|Y| c t - a)^2 / (2 a c t^2)
+        diff = np.abs(y) * (c * t) - a
+        if np.abs(diff).max() >= 1 << 31:  # diff**2 would overflow int64: use Python ints
+            diff = diff.astype(object)
+        keep = _bernoulli_exp(src, diff * diff, den)
+        z = y[keep]
+        take = min(z.size, n - filled)
+        out[filled : filled + take] = z[:take]
+        filled += take
+    return _shape_out(out, size)
+
+
+def discrete_laplace_pmf(z: ArrayLike, scale: Any) -> NDArray[np.float64]:
+    r"""The pmf :math:`\tanh(1/(2b))\, e^{-|z|/b}` of :math:`\mathrm{Lap}_{\mathbb Z}(b)` (floats)."""
+    b = float(as_fraction("scale", scale))
+    z = np.asarray(z, dtype=float)
+    return np.tanh(1 / (2 * b)) * np.exp(-np.abs(z) / b)
+
+
+def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
+    r"""The pmf of :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)`; normaliser summed over :math:`|y| \le 40\sigma + 10`."""
+    s2 = float(as_fraction("sigma2", sigma2))
+    k = int(40 * math.sqrt(s2)) + 10
+    ys = np.arange(-k, k + 1, dtype=float)
+    norm = np.exp(-ys * ys / (2 * s2)).sum()
+    z = np.asarray(z, dtype=float)
+    return np.exp(-z * z / (2 * s2)) / norm
+
+
+def _integer_array(name: str, value: ArrayLike) -> NDArray[np.int64]:
+    arr = np.asarray(value)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    farr = check_finite_array(name, arr)
+    if not np.all(farr == np.round(farr)) or np.any(np.abs(farr) >= 2.0**62):
+        raise ValueError(f"{name} must be integers (this mechanism works on an integer-valued query); got {value!r}")
+    return farr.astype(np.int64)
+
+
+def discrete_laplace_mechanism(
+    value: ArrayLike, sensitivity: int, epsilon: Any, rng: RNGLike = None
+) -> Any:
+    r"""Release an integer query with exact discrete Laplace noise: :math:`\varepsilon`-DP.
+
+    .. math:: M(D) = f(D) + Z, \qquad Z \sim \mathrm{Lap}_{\mathbb Z}(\Delta/\varepsilon)
+
+    For neighbours with :math:`|f(D) - f(D')| \le \Delta` the ratio of output
+    probabilities is :math:`e^{(|z - f(D')| - |z - f(D)|)\varepsilon/\Delta} \le e^{\varepsilon}`
+    (Canonne, Kamath & Steinke 2020, Proposition 2 for the Gaussian analogue;
+    Ghosh et al.'s geometric mechanism). Integer arithmetic only, so no
+    floating-point side channel (Mironov 2012).
+
+    Parameters
+    ----------
+    value : int or array_like of int
+        The true integer answer(s); each coordinate gets independent noise.
+    sensitivity : int
+        The global L1 sensitivity :math:`\Delta \ge 1` (an integer).
+    epsilon : int, Fraction, str or float
+        Read exactly as a rational by :func:`as_fraction`.
+    rng : None, int or numpy.random.Generator
+        ``None``: cryptographically secure randomness. Seeds are for verification only.
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not integer-valued and finite, ``sensitivity`` is not a
+        positive integer, or ``epsilon`` is not a positive rational.
+    """
+    delta_f = check_positive_int("sensitivity", sensitivity)
+    eps = as_fraction("epsilon", epsilon)
+    arr = _integer_array("value", value)
+    scale = Fraction(delta_f) / eps
+    flat = arr.reshape(-1)
+    noise = _discrete_laplace(_Uniform(rng), scale.denominator, scale.numerator, max(1, flat.size))[: flat.size]
+    out = (flat + noise).reshape(arr.shape)
+    return int(out) if out.ndim == 0 else out
+
+
+def discrete_gaussian_mechanism(value: ArrayLike, sigma2: Any, rng: RNGLike = None) -> Any:
+    r"""Release an integer query with exact discrete Gaussian noise :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)`.
+
+    Canonne, Kamath & Steinke (2020, Theorem 4): for integer queries of L2
+    sensitivity :math:`\Delta` this satisfies :math:`\tfrac12(\Delta/\sigma)^2`-zCDP
+    and is :math:`(\varepsilon,\delta)`-DP for the :math:`\delta` of their
+    Theorem 7, which is at most that of the continuous Gaussian.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not integer-valued or ``sigma2`` is not a positive rational.
+    """
+    arr = _integer_array("value", value)
+    flat = arr.reshape(-1)
+    noise = np.asarray(sample_discrete_gaussian(sigma2, max(1, flat.size), rng))[: flat.size]
+    out = (flat + noise).reshape(arr.shape)
+    return int(out) if out.ndim == 0 else out
+
+
+# --------------------------------------------------------------------------- the flawed float mechanism
+
+_TWO53 = 1 << 53
+
+
+def _naive_noise_magnitude(j: NDArray[np.int64], scale: float) -> NDArray[np.float64]:
+    """``-scale * log(U)`` with ``U = j * 2**-53`` in (0, 1], computed in doubles."""
+    u = j.astype(np.float64) * 2.0**-53  # exact: j <= 2**53
+    return -scale * np.log(u)
+
+
+def naive_laplace_mechanism(value: float, scale: float, size: int | None = None, rng: RNGLike = None) -> Any:
+    r"""The textbook floating-point Laplace mechanism (**flawed**; Mironov 2012).
+
+    .. math:: M(x) = x \oplus S \otimes (-b \otimes \ln U), \qquad U \in \{j 2^{-53}: 1 \le j \le 2^{53}\},\ S = \pm 1
+
+    computed in IEEE doubles (:math:`\oplus, \otimes` are rounded operations),
+    with :math:`U` a uniform double from ``Generator.random`` (53 random bits)
+    and an independent random sign. Over the reals this is
+    :math:`\mathrm{Lap}(x, b)`; over the doubles the *set* of possible outputs
+    depends on :math:`x`, which :func:`floating_point_attack` exploits.
+    **Never use it to release data.**
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not finite or ``scale`` is not finite and > 0.
+    """
+    x = float(check_finite_array("value", value))
+    b = check_positive_finite("scale", scale)
+    n = _size(size)
+    gen = as_generator(rng)
+    j = _TWO53 - (gen.random(n) * 2.0**53).astype(np.int64)  # U = 1 - random() in (0, 1], exactly
+    sign = np.where(gen.integers(0, 2, size=n) == 1, 1.0, -1.0)
+    out = x + sign * _naive_noise_magnitude(j, b)
+    return float(out[0]) if size is None else out
+
+
+def naive_laplace_support_contains(y: ArrayLike, value: float, scale: float) -> NDArray[np.bool_]:
+    r"""Whether each double ``y`` can be an output of :func:`naive_laplace_mechanism` on ``value``.
+
+    For each sign the output :math:`g(j) = x \oplus \pm(-b \otimes \ln(j 2^{-53}))`
+    is monotone in the integer :math:`j \in [1, 2^{53}]` (every step is a
+    monotone function followed by monotone rounding), so a binary search over
+    :math:`j` (54 vectorised steps) finds the :math:`j` whose output is
+    closest to ``y``; ``y`` is in the support iff some :math:`j` within
+    :math:`\pm 2` of it maps to ``y`` exactly (the window absorbs any
+    non-monotonicity of the platform's ``log`` at the last bit).
+
+    Raises
+    ------
+    ValueError
+        If ``y`` or ``value`` is not finite or ``scale`` is not finite and > 0.
+    """
+    ys = check_finite_array("y", y)
+    x = float(check_finite_array("value", value))
+    b = check_positive_finite("scale", scale)
+    shape = ys.shape
+    ys = ys.reshape(-1)
+    found = np.zeros(ys.size, dtype=bool)
+    for sign in (1.0, -1.0):
+        # out_sign(j) = x + sign * mag(j); mag decreases in j, so sign*mag is monotone.
+        def g(j: NDArray[np.int64]) -> NDArray[np.float64]:
+            return x + sign * _naive_noise_magnitude(j, b)
+
+        lo = np.ones(ys.size, dtype=np.int64)
+        hi = np.full(ys.size, _TWO53, dtype=np.int64)
+        # find the smallest j with sign*(g(j) - y) <= 0 (g(j) moves towards x as j grows)
+        for _ in range(54):
+            mid = (lo + hi) // 2
+            cond = sign * (g(mid) - ys) <= 0
+            hi = np.where(cond, mid, hi)
+            lo = np.where(cond, lo, mid + 1)
+        for off in (-2, -1, 0, 1, 2):
+            j = np.clip(lo + off, 1, _TWO53)
+            found |= g(j) == ys
+    return found.reshape(shape)
+
+
+def floating_point_attack(y: ArrayLike, d: float, d_prime: float, scale: float) -> NDArray[np.int64]:
+    r"""Guess which of two inputs produced outputs of :func:`naive_laplace_mechanism` (Mironov 2012).
+
+    Returns 0 ("input was ``d``") or 1 ("input was ``d_prime``") per output.
+    If ``y`` can be an output for only one of the inputs, that input is
+    certain and is guessed; if for both, the likelihood-ratio guess of the
+    real-valued mechanism (the closer input) is used. Against the exact
+    mechanism on the reals no test succeeds with probability above
+    :math:`e^\varepsilon/(1+e^\varepsilon)`; against the double-precision
+    implementation this one does far better.
+
+    Raises
+    ------
+    ValueError
+        On non-finite inputs or a non-positive scale.
+    """
+    ys = check_finite_array("y", y)
+    in_d = naive_laplace_support_contains(ys, d, scale)
+    in_dp = naive_laplace_support_contains(ys, d_prime, scale)
+    closer_dp = np.abs(ys - d_prime) < np.abs(ys - d)
+    guess = np.where(in_d & ~in_dp, 0, np.where(in_dp & ~in_d, 1, closer_dp.astype(np.int64)))
+    return guess.astype(np.int64)
