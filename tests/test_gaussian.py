@@ -1,0 +1,264 @@
+"""Tests for dpcore.gaussian against an independent 50-digit mpmath reference.
+
+The reference solves Balle & Wang's (2018) Theorem 8 equation in the form of
+Bao et al. (2021, Lemma 2.4), erfc(chi) - e^eps erfc(sqrt(chi^2+eps)) = 2 delta,
+with mpmath at 50 significant digits (the subtraction loses at most ~7 of
+them on the grid), on a bracket proven by erfc(x) <= exp(-x^2), and solves it
+by mpmath's bracketing Illinois method. Nothing from dpcore is used in it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import dpcore
+from dpcore import montecarlo
+from dpcore.gaussian import (
+    analytic_gaussian_sigma,
+    analytic_gaussian_sigma_many,
+    classic_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_log_delta,
+    gaussian_mechanism,
+)
+
+DPS = 50
+
+
+def mp_log_delta(sigma, sensitivity, epsilon):
+    """log delta_sigma(epsilon) by Theorem 8 directly, Phi(a) - e^eps Phi(b), at 50 digits."""
+    with mp.workdps(DPS):
+        s = mp.mpf(sigma) / mp.mpf(sensitivity)
+        e = mp.mpf(epsilon)
+        a = 1 / (2 * s) - e * s
+        b = -1 / (2 * s) - e * s
+        return mp.log(mp.ncdf(a) - mp.exp(e) * mp.ncdf(b))
+
+
+def mp_sigma(epsilon, delta, sensitivity=1.0):
+    """The analytic sigma at 50 digits (independent of dpcore)."""
+    with mp.workdps(DPS):
+        e, d = mp.mpf(epsilon), mp.mpf(delta)
+        target = mp.log(2 * d)
+
+        def f(c):
+            return mp.log(mp.erfc(c) - mp.exp(e) * mp.erfc(mp.sqrt(c * c + e))) - target
+
+        hi = mp.sqrt(max(mp.mpf(0), -mp.log(2 * d)))  # erfc(x) <= exp(-x^2): f(hi) <= 0
+        assert f(hi) <= 0
+        w = mp.mpf(1)
+        lo = hi - w
+        while f(lo) < 0:
+            w *= 2
+            lo = hi - w
+        chi = mp.findroot(f, (lo, hi), solver="illinois", tol=mp.mpf(10) ** (-2 * DPS + 10))
+        y = mp.sqrt(chi * chi + e)
+        return mp.mpf(sensitivity) / (mp.sqrt(2) * (y - chi))
+
+
+EPS_GRID = np.geomspace(1e-3, 1000.0, 17)
+DELTA_GRID = np.concatenate([np.geomspace(1e-300, 1e-2, 16), [0.1, 0.3, 0.5, 0.9, 0.99]])
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """50-digit sigma over the whole issue grid (17 x 21 = 357 points)."""
+    return {(e, d): mp_sigma(e, d) for e in EPS_GRID for d in DELTA_GRID}
+
+
+def test_analytic_sigma_matches_50_digit_reference_on_whole_grid(reference):
+    worst = 0.0
+    for (e, d), ref in reference.items():
+        s = analytic_gaussian_sigma(1.0, e, d)
+        rel = float(abs((mp.mpf(s) - ref) / ref))
+        worst = max(worst, rel)
+        assert rel <= 1e-9, (e, d, s, ref, rel)
+    assert worst <= 1e-11  # what the implementation actually achieves (about 3e-13)
+
+
+def test_analytic_sigma_never_violates_delta_in_exact_arithmetic(reference):
+    for e, d in reference:
+        s = analytic_gaussian_sigma(1.0, e, d)
+        assert mp_log_delta(s, 1.0, e) <= mp.log(mp.mpf(d)), (e, d)
+
+
+def test_vectorised_path_agrees_with_scalar_and_reference(reference):
+    E, D = np.meshgrid(EPS_GRID, DELTA_GRID, indexing="ij")
+    many = analytic_gaussian_sigma_many(1.0, E, D)
+    assert many.shape == E.shape
+    for i, e in enumerate(EPS_GRID):
+        for j, d in enumerate(DELTA_GRID):
+            ref = reference[(e, d)]
+            assert float(abs((mp.mpf(many[i, j]) - ref) / ref)) <= 1e-9
+            assert mp_log_delta(many[i, j], 1.0, e) <= mp.log(mp.mpf(d))
+    scal = np.array([[analytic_gaussian_sigma(1.0, e, d) for d in DELTA_GRID] for e in EPS_GRID])
+    np.testing.assert_allclose(many, scal, rtol=1e-13)
+
+
+def test_sensitivity_scales_sigma_linearly():
+    for sens in (1e-3, 0.7, 2.0, 1e4):
+        assert analytic_gaussian_sigma(sens, 0.5, 1e-6) == pytest.approx(sens * analytic_gaussian_sigma(1.0, 0.5, 1e-6), rel=1e-14)
+    many = analytic_gaussian_sigma_many([1.0, 3.0], 0.5, 1e-6)
+    assert many[1] == pytest.approx(3 * many[0], rel=1e-14)
+
+
+def test_known_value_balle_wang():
+    # Balle & Wang (2018), Figure/Table: eps = 1, delta = 1e-5, Delta = 1 -> sigma ~ 3.73
+    assert analytic_gaussian_sigma(1.0, 1.0, 1e-5) == pytest.approx(float(mp_sigma(1.0, 1e-5)), rel=1e-12)
+    assert 3.73 < analytic_gaussian_sigma(1.0, 1.0, 1e-5) < 3.731
+
+
+@pytest.mark.parametrize("sigma", [0.05, 0.4, 1.0, 3.0, 40.0, 2000.0])
+def test_gaussian_delta_matches_50_digit_theorem8(sigma):
+    eps = np.array([0.0, 1e-6, 1e-3, 0.1, 1.0, 5.0, 30.0, 200.0])
+    got = gaussian_log_delta(sigma, 1.0, eps)
+    assert got.shape == eps.shape
+    for e, g in zip(eps, got):
+        ref = mp_log_delta(sigma, 1.0, e)
+        # absolute error in log delta = relative error in delta, when delta is representable
+        tol = 1e-12 * max(1.0, float(abs(ref)))
+        assert abs(g - float(ref)) <= tol, (sigma, e, g, ref)
+    d = gaussian_delta(sigma, 1.0, eps)
+    assert np.all(d >= 0) and np.all(np.isfinite(d))
+    assert np.all(np.diff(d) <= 0)  # decreasing in epsilon
+
+
+def test_gaussian_delta_scalar_and_tiny_values():
+    assert isinstance(gaussian_delta(1.0, 1.0, 1.0), float)
+    assert gaussian_delta(1.0, 1.0, 0.0) == pytest.approx(math.erf(1 / (2 * math.sqrt(2))), rel=1e-14)
+    # deep tail: delta far below the smallest double is 0.0, never NaN or negative; its log stays finite
+    assert gaussian_delta(1.0, 1.0, 1e4) == 0.0
+    ld = gaussian_log_delta(1.0, 1.0, 1e4)
+    assert math.isfinite(ld) and ld < -1e6
+    assert abs(ld - float(mp_log_delta(1.0, 1.0, 1e4))) <= 1e-12 * abs(ld)
+
+
+def test_profile_monotone_in_sigma_and_epsilon():
+    sig = np.geomspace(0.05, 50, 40)
+    for e in (0.01, 1.0, 10.0):
+        d = [gaussian_delta(s, 1.0, e) for s in sig]
+        assert np.all(np.diff(d) <= 0)
+    for d in (1e-200, 1e-8, 0.3):
+        s = [analytic_gaussian_sigma(1.0, e, d) for e in np.geomspace(1e-3, 1e3, 30)]
+        assert np.all(np.diff(s) < 0)
+    for e in (0.01, 1.0, 10.0):
+        s = [analytic_gaussian_sigma(1.0, e, d) for d in np.geomspace(1e-300, 0.9, 30)]
+        assert np.all(np.diff(s) < 0)
+
+
+@pytest.mark.parametrize("sigma", [0.05, 0.5, 1.0, 3.0, 30.0, 1000.0])
+@pytest.mark.parametrize("delta", [1e-300, 1e-10, 1e-5, 0.1, 0.5])
+def test_gaussian_epsilon_is_the_exact_inverse(sigma, delta):
+    e = gaussian_epsilon(sigma, delta)
+    assert e >= 0
+    assert gaussian_delta(sigma, 1.0, e) <= delta
+    assert mp_log_delta(sigma, 1.0, e) <= mp.log(mp.mpf(delta))  # safe in exact arithmetic
+    if e > 0:  # and tight: any epsilon 1e-9 smaller violates delta
+        assert mp_log_delta(sigma, 1.0, e * (1 - 1e-9)) > mp.log(mp.mpf(delta))
+    else:
+        assert gaussian_delta(sigma, 1.0, 0.0) <= delta
+
+
+def test_gaussian_epsilon_round_trip_and_sensitivity():
+    for e in (1e-3, 0.3, 1.0, 8.0, 200.0):
+        for d in (1e-250, 1e-6, 0.2):
+            s = analytic_gaussian_sigma(1.0, e, d)
+            assert gaussian_epsilon(s, d) == pytest.approx(e, rel=1e-9)
+    assert gaussian_epsilon(2.0, 1e-5, sensitivity=2.0) == pytest.approx(gaussian_epsilon(1.0, 1e-5), rel=1e-12)
+
+
+def test_classic_sigma_formula_and_refusal():
+    assert classic_gaussian_sigma(2.0, 0.5, 1e-5) == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-15)
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        classic_gaussian_sigma(1.0, 1.0, 1e-5)
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        classic_gaussian_sigma(1.0, 3.0, 1e-5)
+    # for epsilon < 1 the classic sigma is valid (Dwork & Roth, Thm A.1) and looser than the analytic one
+    for e in (0.01, 0.3, 0.9):
+        for d in (1e-12, 1e-5, 0.01):
+            sc = classic_gaussian_sigma(1.0, e, d)
+            assert gaussian_delta(sc, 1.0, e) <= d
+            assert sc > analytic_gaussian_sigma(1.0, e, d)
+
+
+BAD = [0.0, -1.0, math.nan, math.inf, "x", True, [1.0, 2.0]]
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_bad_inputs_name_the_parameter(bad):
+    with pytest.raises(ValueError, match="sensitivity"):
+        analytic_gaussian_sigma(bad, 1.0, 1e-5)
+    with pytest.raises(ValueError, match="epsilon"):
+        analytic_gaussian_sigma(1.0, bad, 1e-5)
+    with pytest.raises(ValueError, match="sigma"):
+        gaussian_delta(bad, 1.0, 1.0)
+    with pytest.raises(ValueError, match="sigma"):
+        gaussian_epsilon(bad, 1e-5)
+    with pytest.raises(ValueError, match="sensitivity"):
+        gaussian_epsilon(1.0, 1e-5, sensitivity=bad)
+    with pytest.raises(ValueError, match="sensitivity"):
+        classic_gaussian_sigma(bad, 0.5, 1e-5)
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -1e-9, 1.5, math.nan, math.inf])
+def test_bad_delta(bad):
+    for call in (
+        lambda: analytic_gaussian_sigma(1.0, 1.0, bad),
+        lambda: classic_gaussian_sigma(1.0, 0.5, bad),
+        lambda: gaussian_epsilon(1.0, bad),
+        lambda: gaussian_mechanism(0.0, 1.0, 1.0, bad, rng=0),
+        lambda: analytic_gaussian_sigma_many(1.0, [1.0, 2.0], [1e-5, bad]),
+    ):
+        with pytest.raises(ValueError, match="delta"):
+            call()
+
+
+def test_bad_epsilon_arrays_and_mechanism_inputs():
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_delta(1.0, 1.0, [0.5, -0.1])
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_delta(1.0, 1.0, [0.5, math.nan])
+    with pytest.raises(ValueError, match="epsilon"):
+        analytic_gaussian_sigma_many(1.0, [0.5, 0.0], 1e-5)
+    with pytest.raises(ValueError, match="epsilon"):
+        gaussian_mechanism(0.0, 1.0, 0.0, 1e-5)
+    with pytest.raises(ValueError, match="value"):
+        gaussian_mechanism([1.0, math.nan], 1.0, 1.0, 1e-5)
+    with pytest.raises(ValueError, match="calibration"):
+        gaussian_mechanism(0.0, 1.0, 0.5, 1e-5, calibration="optimal")
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        gaussian_mechanism(0.0, 1.0, 2.0, 1e-5, calibration="classic")
+    with pytest.raises(ValueError, match="rng"):
+        gaussian_mechanism(0.0, 1.0, 1.0, 1e-5, rng=1.5)
+
+
+def test_mechanism_reproducible_and_shaped():
+    a = gaussian_mechanism([1.0, 2.0, 3.0], 1.0, 1.0, 1e-5, rng=42)
+    b = gaussian_mechanism([1.0, 2.0, 3.0], 1.0, 1.0, 1e-5, rng=42)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (3,)
+    assert isinstance(gaussian_mechanism(1.0, 1.0, 1.0, 1e-5, rng=1), float)
+    c = gaussian_mechanism([1.0, 2.0, 3.0], 1.0, 1.0, 1e-5, rng=43)
+    assert not np.array_equal(a, c)
+
+
+def test_mechanism_distribution_is_normal_with_calibrated_sigma():
+    """DKW test of the released distribution (false alarm <= 1e-6), with a negative control."""
+    from scipy import stats
+
+    sigma = analytic_gaussian_sigma(1.0, 0.5, 1e-6)
+    sampler = lambda rng, n: gaussian_mechanism(np.full(n, 2.0), 1.0, 0.5, 1e-6, rng=rng)  # noqa: E731
+    res = montecarlo.check_cdf(sampler, 200_000, stats.norm(2.0, sigma).cdf, rng=7, name="gaussian mechanism")
+    assert res.passed, str(res)
+    # negative control: the seed's normal(0, sigma**2) (variance passed as the std)
+    bad = lambda rng, n: dpcore.flawed.gaussian_variance_as_std(np.full(n, 2.0), sigma, rng=rng)  # noqa: E731
+    res_bad = montecarlo.check_cdf(bad, 200_000, stats.norm(2.0, sigma).cdf, rng=7, name="variance as std")
+    assert not res_bad.passed, str(res_bad)
+    classic = lambda rng, n: gaussian_mechanism(np.full(n, 2.0), 1.0, 0.5, 1e-6, rng=rng, calibration="classic")  # noqa: E731
+    sc = classic_gaussian_sigma(1.0, 0.5, 1e-6)
+    assert montecarlo.check_cdf(classic, 200_000, stats.norm(2.0, sc).cdf, rng=8).passed
