@@ -34,6 +34,7 @@ from ._validation import (
     check_positive_int,
     check_probability_open,
 )
+from .privacy_loss import laplace_privacy_loss
 
 __all__ = [
     "MedicalTable",
@@ -193,7 +194,9 @@ def laplace_log_likelihood_ratio(
 
     With independent :math:`\mathrm{Lap}(0, b)` noise on each coordinate,
 
-    .. math:: \log\frac{p_0(z)}{p_1(z)} = \frac{1}{b}\sum_{j} \big(|z_j - a_{1,j}| - |z_j - a_{0,j}|\big).
+    .. math:: \log\frac{p_0(z)}{p_1(z)} = \frac{1}{b}\sum_{j} \big(|z_j - a_{1,j}| - |z_j - a_{0,j}|\big),
+
+    which is the privacy loss of :func:`dpcore.privacy_loss.laplace_privacy_loss`.
 
     Parameters
     ----------
@@ -214,7 +217,8 @@ def laplace_log_likelihood_ratio(
     zz = check_finite_array("z", z)
     if zz.shape[-1:] != a0.shape:
         raise ValueError(f"z must have last axis of length {a0.size}; got shape {zz.shape}")
-    return (np.abs(zz - a1) - np.abs(zz - a0)).sum(axis=-1) / b
+    # the same quantity as the privacy loss of the Laplace mechanism
+    return np.asarray(laplace_privacy_loss(zz, a0, a1, b), dtype=float)
 
 
 def likelihood_ratio_test(
