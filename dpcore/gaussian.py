@@ -104,7 +104,7 @@ def _erfcx_diff(chi: float, y: float, h: float) -> float:
     if h > _QUAD_SWITCH * max(chi, 1.0):
         return float(special.erfcx(chi)) - float(special.erfcx(y))
     s = 0.0
-    for xg, wg in zip(_GL_X, _GL_W):
+    for xg, wg in zip(_GL_X, _GL_W, strict=True):
         s += wg * _neg_erfcx_prime(chi + xg * h)
     return s * h
 
@@ -139,9 +139,7 @@ def _safety_margin(log_target: float) -> float:
     return 2e-14 * (1.0 + abs(log_target))
 
 
-def _solve_decreasing(
-    fun, hi: float, step: float, log_target: float
-) -> float:
+def _solve_decreasing(fun, hi: float, step: float, log_target: float) -> float:
     """Largest-safe root of a decreasing ``fun(x) -> (log delta, derivative)``.
 
     ``hi`` must satisfy ``fun(hi)[0] <= log_target`` (the caller proves it).
@@ -209,7 +207,7 @@ def _log_delta_chi_array(chi: NDArray[np.float64], eps: NDArray[np.float64]) -> 
         if np.any(quad):
             cq, hq = c[quad], h[quad]
             s = np.zeros(cq.shape)
-            for xg, wg in zip(_GL_X, _GL_W):
+            for xg, wg in zip(_GL_X, _GL_W, strict=True):
                 t = cq + xg * hq
                 big = t > 100.0
                 val = np.empty(t.shape)
@@ -396,9 +394,7 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
     return sensitivity * _sigma_from_chi(chi, epsilon)
 
 
-def analytic_gaussian_sigma_many(
-    sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike
-) -> NDArray[np.float64]:
+def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> NDArray[np.float64]:
     r"""Vectorised :func:`analytic_gaussian_sigma` for many (sensitivity, epsilon, delta).
 
     The arguments broadcast against each other. The same equation and

@@ -102,7 +102,9 @@ def test_vectorised_path_agrees_with_scalar_and_reference(reference):
 
 def test_sensitivity_scales_sigma_linearly():
     for sens in (1e-3, 0.7, 2.0, 1e4):
-        assert analytic_gaussian_sigma(sens, 0.5, 1e-6) == pytest.approx(sens * analytic_gaussian_sigma(1.0, 0.5, 1e-6), rel=1e-14)
+        assert analytic_gaussian_sigma(sens, 0.5, 1e-6) == pytest.approx(
+            sens * analytic_gaussian_sigma(1.0, 0.5, 1e-6), rel=1e-14
+        )
     many = analytic_gaussian_sigma_many([1.0, 3.0], 0.5, 1e-6)
     assert many[1] == pytest.approx(3 * many[0], rel=1e-14)
 
@@ -118,7 +120,7 @@ def test_gaussian_delta_matches_50_digit_theorem8(sigma):
     eps = np.array([0.0, 1e-6, 1e-3, 0.1, 1.0, 5.0, 30.0, 200.0])
     got = gaussian_log_delta(sigma, 1.0, eps)
     assert got.shape == eps.shape
-    for e, g in zip(eps, got):
+    for e, g in zip(eps, got, strict=True):
         ref = mp_log_delta(sigma, 1.0, e)
         # absolute error in log delta = relative error in delta, when delta is representable
         tol = 1e-12 * max(1.0, float(abs(ref)))
@@ -173,7 +175,9 @@ def test_gaussian_epsilon_round_trip_and_sensitivity():
 
 
 def test_classic_sigma_formula_and_refusal():
-    assert classic_gaussian_sigma(2.0, 0.5, 1e-5) == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-15)
+    assert classic_gaussian_sigma(2.0, 0.5, 1e-5) == pytest.approx(
+        2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-15
+    )
     with pytest.raises(ValueError, match="epsilon < 1"):
         classic_gaussian_sigma(1.0, 1.0, 1e-5)
     with pytest.raises(ValueError, match="epsilon < 1"):
