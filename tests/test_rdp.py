@@ -1,0 +1,307 @@
+"""Tests of dpcore.rdp: closed forms against quadrature and mpmath, conversion validity, accountant, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import dpcore
+from dpcore.rdp import (
+    DEFAULT_RDP_ORDERS,
+    RdpAccountant,
+    classical_rdp_to_dp,
+    exact_gaussian_composition_epsilon,
+    gaussian_rdp,
+    laplace_rdp,
+    rdp_to_dp,
+    renyi_divergence,
+)
+
+# ------------------------------------------------------------------- mpmath references (independent of dpcore)
+
+
+def gauss_logpdf(mean: float, sd: float):
+    c = math.log(sd * math.sqrt(2 * math.pi))
+    return lambda x: -0.5 * ((x - mean) / sd) ** 2 - c
+
+
+def laplace_logpdf(mean: float, scale: float):
+    c = math.log(2 * scale)
+    return lambda x: -np.abs(x - mean) / scale - c
+
+
+def mp_renyi(logp, logq, alpha, points):
+    """D_alpha by mpmath tanh-sinh quadrature at 40 digits (integrand given in mpmath terms)."""
+    with mp.workdps(40):
+        a = mp.mpf(alpha)
+        f = lambda x: mp.exp(a * logp(x) + (1 - a) * logq(x))  # noqa: E731
+        val = mp.quad(f, [-mp.inf, *[mp.mpf(p) for p in points], mp.inf])
+        return float(mp.log(val) / (a - 1))
+
+
+def mp_laplace_rdp(alpha, b, sens=1.0):
+    """Mironov's Proposition 6 evaluated at 60 digits (no overflow, no cancellation)."""
+    with mp.workdps(60):
+        a, r = mp.mpf(alpha), mp.mpf(sens) / mp.mpf(b)
+        inner = a / (2 * a - 1) * mp.exp((a - 1) * r) + (a - 1) / (2 * a - 1) * mp.exp(-a * r)
+        return float(mp.log(inner) / (a - 1))
+
+
+def mp_gaussian_delta(eps, mu):
+    """Balle & Wang (2018) privacy profile of a Gaussian mechanism with mu = sensitivity / sigma."""
+    eps, mu = mp.mpf(eps), mp.mpf(mu)
+    return mp.ncdf(mu / 2 - eps / mu) - mp.exp(eps) * mp.ncdf(-mu / 2 - eps / mu)
+
+
+def mp_gaussian_epsilon(mu, delta):
+    """Exact epsilon: root of delta(eps) = delta by bisection-safe Anderson iteration at 50 digits."""
+    with mp.workdps(50):
+        d = mp.mpf(delta)
+        lo, hi = mp.mpf(0), mp.mpf(1)
+        while mp_gaussian_delta(hi, mu) > d:
+            hi *= 2
+        for _ in range(400):  # plain bisection to 2^-400 relative: slow but unconditionally correct
+            mid = (lo + hi) / 2
+            if mp_gaussian_delta(mid, mu) > d:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo < mp.mpf(10) ** -40 * hi:
+                break
+        return float(hi)
+
+
+# ----------------------------------------------------------------------------- closed forms
+
+ALPHAS = [1.001, 1.01, 1.5, 2.0, 3.7, 10.0, 100.0, 1000.0]
+
+
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 5.0])
+def test_gaussian_rdp_matches_quadrature(sigma):
+    for a in ALPHAS:
+        num = renyi_divergence(gauss_logpdf(0, sigma), gauss_logpdf(1, sigma), a, points=[0, 1], scale=sigma)
+        assert num == pytest.approx(gaussian_rdp(a, sigma), rel=1e-10, abs=0)
+
+
+@pytest.mark.parametrize("b", [0.05, 1.0, 30.0])
+def test_laplace_rdp_matches_quadrature(b):
+    for a in ALPHAS:
+        num = renyi_divergence(laplace_logpdf(0, b), laplace_logpdf(1, b), a, points=[0, 1], scale=b)
+        assert num == pytest.approx(laplace_rdp(a, b), rel=1e-10, abs=0)
+
+
+def test_sensitivity_scaling():
+    a = np.array([1.5, 4.0, 50.0])
+    assert np.allclose(gaussian_rdp(a, 2.0, sensitivity=3.0), gaussian_rdp(a, 2.0 / 3.0), rtol=1e-15)
+    assert np.allclose(laplace_rdp(a, 2.0, sensitivity=3.0), laplace_rdp(a, 2.0 / 3.0), rtol=1e-15)
+    num = renyi_divergence(laplace_logpdf(0, 2.0), laplace_logpdf(3.0, 2.0), 4.0, points=[0, 3], scale=2.0)
+    assert num == pytest.approx(laplace_rdp(4.0, 2.0, sensitivity=3.0), rel=1e-10)
+
+
+def test_closed_forms_against_mpmath_quadrature():
+    for a, s in [(1.5, 1.0), (7.0, 0.7), (30.0, 3.0)]:
+        ref = mp_renyi(lambda x, s=s: -((x / s) ** 2) / 2, lambda x, s=s: -(((x - 1) / s) ** 2) / 2, a, [0, 1])
+        # the normalising constants cancel: a*c + (1-a)*c = c, and exp(-c) integrates the Gaussian to 1
+        ref += math.log(1 / (s * math.sqrt(2 * math.pi))) / (a - 1)
+        assert gaussian_rdp(a, s) == pytest.approx(ref, rel=1e-12)
+    for a, b in [(1.5, 1.0), (7.0, 0.7), (30.0, 3.0)]:
+        ref = mp_renyi(lambda x, b=b: -abs(x) / b, lambda x, b=b: -abs(x - 1) / b, a, [0, 1])
+        ref += math.log(1 / (2 * b)) / (a - 1)
+        assert laplace_rdp(a, b) == pytest.approx(ref, rel=1e-12)
+
+
+def test_laplace_rdp_stable_for_large_alpha_and_small_b():
+    alphas = np.array([1.0 + 1e-9, 1.0 + 1e-6, 1.01, 2.0, 1e3, 1e5, 1e8])
+    for b in [1e-3, 0.01, 0.1, 1.0, 100.0]:
+        got = laplace_rdp(alphas, b)
+        assert np.all(np.isfinite(got))
+        ref = np.array([mp_laplace_rdp(a, b) for a in alphas])
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
+    # limits: alpha -> 1 gives KL = r + e^{-r} - 1; alpha -> infinity gives r = sensitivity / b
+    r = 0.5
+    assert laplace_rdp(1 + 1e-10, 1 / r) == pytest.approx(r + math.exp(-r) - 1, rel=1e-8)
+    assert laplace_rdp(1e12, 1 / r) == pytest.approx(r, rel=1e-10)
+    # vectorised and monotone in alpha (Renyi divergence is non-decreasing in its order)
+    curve = laplace_rdp(DEFAULT_RDP_ORDERS, 0.3)
+    assert curve.shape == DEFAULT_RDP_ORDERS.shape and np.all(np.diff(curve) >= 0)
+
+
+def test_renyi_divergence_rejects_unnormalised_density():
+    with pytest.raises(ValueError, match="logq"):
+        renyi_divergence(gauss_logpdf(0, 1), lambda x: gauss_logpdf(1, 1)(x) + 0.1, 2.0, points=[0, 1])
+
+
+# ----------------------------------------------------------------------------- exact Gaussian composition
+
+ISSUE_VALUES = {  # (sigma, k) -> epsilon at delta = 1e-5, quoted in issue 6 to 4 significant digits
+    (1.0, 1): 4.377,
+    (1.0, 10): 17.86,
+    (1.0, 100): 91.82,
+    (1.0, 1000): 633.9,
+    (5.0, 1): 0.7255,
+    (5.0, 10): 2.594,
+    (5.0, 100): 9.997,
+    (5.0, 1000): 46.21,
+}
+
+
+@pytest.fixture(scope="module")
+def mp_exact():
+    return {key: mp_gaussian_epsilon(math.sqrt(key[1]) / key[0], 1e-5) for key in ISSUE_VALUES}
+
+
+def test_issue_reference_values_by_mpmath(mp_exact):
+    for key, quoted in ISSUE_VALUES.items():
+        assert float(f"{mp_exact[key]:.4g}") == quoted, (key, mp_exact[key])
+
+
+def test_exact_gaussian_composition_matches_mpmath(mp_exact):
+    for (sigma, k), ref in mp_exact.items():
+        got = exact_gaussian_composition_epsilon(sigma, k, 1e-5)
+        assert got == pytest.approx(ref, rel=1e-9), (sigma, k)
+        assert got == pytest.approx(dpcore.gaussian_epsilon(sigma, 1e-5, sensitivity=math.sqrt(k)), rel=1e-15)
+    # sensitivity enters as sqrt(k) * Delta
+    assert exact_gaussian_composition_epsilon(1.0, 4, 1e-5, sensitivity=0.5) == pytest.approx(
+        mp_exact[(1.0, 1)], rel=1e-9
+    )
+
+
+# ----------------------------------------------------------------------------- conversion
+
+
+def reference_improved(orders, rdp, delta):
+    """Canonne, Kamath & Steinke (2020) Prop. 12, order by order in plain Python."""
+    best = math.inf
+    for a, r in zip(orders, rdp, strict=True):
+        best = min(best, r + math.log1p(-1 / a) - math.log(delta * a) / (a - 1), r + math.log(1 / delta) / (a - 1))
+    return max(best, 0.0)
+
+
+def test_rdp_to_dp_formula_and_never_looser_than_classical():
+    rng = np.random.default_rng(6)
+    for _ in range(50):
+        orders = np.sort(1 + rng.uniform(0.01, 200, size=40))
+        rdp = rng.uniform(0.01, 5, size=40) * orders / 10
+        delta = 10 ** rng.uniform(-12, -2)
+        eps, order = rdp_to_dp(orders, rdp, delta)
+        eps_c, _ = classical_rdp_to_dp(orders, rdp, delta)
+        assert eps == pytest.approx(reference_improved(orders, rdp, delta), rel=1e-13)
+        assert eps <= eps_c
+        assert order in orders
+
+
+def test_conversion_valid_against_exact_gaussian():
+    """rdp_to_dp never claims less privacy loss than the truth: delta(eps_rdp) <= delta, exactly (mpmath)."""
+    for sigma in [0.5, 1.0, 2.0, 5.0, 20.0]:
+        for k in [1, 10, 100, 1000]:
+            for delta in [1e-3, 1e-5, 1e-10]:
+                acc = RdpAccountant()
+                acc.compose_gaussian(sigma, count=k)
+                eps = acc.epsilon(delta)
+                with mp.workdps(40):
+                    assert mp_gaussian_delta(eps, math.sqrt(k) / sigma) <= delta, (sigma, k, delta)
+                eps_c, _ = classical_rdp_to_dp(acc.orders, acc.rdp, delta)
+                assert eps <= eps_c
+
+
+def test_conversion_valid_against_exact_laplace():
+    """Laplace mechanism: delta(eps) = 1 - exp((eps - 1/b)/2) on [0, 1/b] (checked by mpmath quadrature)."""
+    for b in [0.1, 0.5, 1.0, 3.0]:
+        with mp.workdps(30):
+            e0 = mp.mpf(0.3) / b
+            num = mp.quad(
+                lambda x, b=b, e0=e0: (mp.exp(-abs(x) / b) - mp.exp(e0) * mp.exp(-abs(x - 1) / b)) / (2 * b),
+                [-mp.inf, 0, (1 - e0 * b) / 2],
+            )
+            assert float(num) == pytest.approx(float(1 - mp.exp((e0 - 1 / mp.mpf(b)) / 2)), rel=1e-20 + 1e-12)
+        for delta in [1e-2, 1e-5]:
+            eps, _ = rdp_to_dp(DEFAULT_RDP_ORDERS, laplace_rdp(DEFAULT_RDP_ORDERS, b), delta)
+            exact_delta = max(0.0, -math.expm1((eps - 1 / b) / 2)) if eps < 1 / b else 0.0
+            assert exact_delta <= delta
+
+
+def test_tv_shortcut_gives_zero():
+    # rdp tiny: delta^2 > 1 - exp(-rdp) means delta >= TV, so epsilon = 0 is valid
+    eps, _ = rdp_to_dp([2.0, 3.0], [1e-12, 2e-12], 1e-3)
+    assert eps == 0.0
+
+
+# ----------------------------------------------------------------------------- accountant
+
+
+def test_accountant_composition_is_sum_and_vectorised():
+    acc = RdpAccountant()
+    acc.compose_gaussian(2.0, count=7)
+    acc.compose_laplace(1.5, sensitivity=0.5, count=3)
+    expected = 7 * gaussian_rdp(acc.orders, 2.0) + 3 * laplace_rdp(acc.orders, 1.5, 0.5)
+    np.testing.assert_allclose(acc.rdp, expected, rtol=1e-14)
+
+    vec = RdpAccountant()
+    vec.compose_gaussian([1.0, 2.0, 4.0], count=[2, 0, 5])
+    one = RdpAccountant()
+    for s, c in [(1.0, 2), (4.0, 5)]:
+        for _ in range(c):
+            one.compose_gaussian(s)
+    np.testing.assert_allclose(vec.rdp, one.rdp, rtol=1e-14)
+    assert vec.epsilon(1e-6) == pytest.approx(one.epsilon(1e-6), rel=1e-14)
+
+    assert RdpAccountant().epsilon(1e-5) == 0.0
+    eps, order = acc.epsilon_and_order(1e-5)
+    assert (eps, order) == rdp_to_dp(acc.orders, acc.rdp, 1e-5)
+    assert len(DEFAULT_RDP_ORDERS) >= 100 and DEFAULT_RDP_ORDERS[0] == pytest.approx(1.01)
+    assert DEFAULT_RDP_ORDERS[-1] >= 1e4
+
+
+def test_accountant_close_to_exact():
+    """RDP is within 10 % of exact for these settings (the improved conversion's known slack)."""
+    for sigma, k in [(1.0, 10), (5.0, 100), (1.0, 1000)]:
+        acc = RdpAccountant()
+        acc.compose_gaussian(sigma, count=k)
+        exact = mp_gaussian_epsilon(math.sqrt(k) / sigma, 1e-5)
+        assert exact <= acc.epsilon(1e-5) <= 1.10 * exact
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "call, word",
+    [
+        (lambda: gaussian_rdp(1.0, 1.0), "alpha"),
+        (lambda: gaussian_rdp([2.0, 0.5], 1.0), "alpha"),
+        (lambda: gaussian_rdp(2.0, 0.0), "sigma"),
+        (lambda: gaussian_rdp(2.0, -1.0), "sigma"),
+        (lambda: gaussian_rdp(2.0, 1.0, sensitivity=0.0), "sensitivity"),
+        (lambda: gaussian_rdp(float("nan"), 1.0), "alpha"),
+        (lambda: laplace_rdp(1.0, 1.0), "alpha"),
+        (lambda: laplace_rdp(2.0, 0.0), "b"),
+        (lambda: laplace_rdp(2.0, float("inf")), "b"),
+        (lambda: renyi_divergence(gauss_logpdf(0, 1), gauss_logpdf(1, 1), 1.0), "alpha"),
+        (lambda: renyi_divergence(gauss_logpdf(0, 1), gauss_logpdf(1, 1), 0.5), "alpha"),
+        (lambda: rdp_to_dp([2.0, 3.0], [1.0, 1.0], 0.0), "delta"),
+        (lambda: rdp_to_dp([2.0, 3.0], [1.0, 1.0], 1.0), "delta"),
+        (lambda: rdp_to_dp([2.0, 3.0], [1.0, 1.0], -1e-5), "delta"),
+        (lambda: rdp_to_dp([2.0, 3.0], [1.0], 1e-5), "same length"),
+        (lambda: rdp_to_dp([2.0, 3.0], [1.0, -0.1], 1e-5), "rdp"),
+        (lambda: rdp_to_dp([2.0, 3.0], [1.0, float("nan")], 1e-5), "rdp"),
+        (lambda: rdp_to_dp([1.0, 3.0], [1.0, 1.0], 1e-5), "orders"),
+        (lambda: classical_rdp_to_dp([2.0], [1.0], 2.0), "delta"),
+        (lambda: RdpAccountant(orders=[0.9, 2.0]), "orders"),
+        (lambda: RdpAccountant().compose_gaussian(0.0), "sigma"),
+        (lambda: RdpAccountant().compose_gaussian(1.0, count=-1), "count"),
+        (lambda: RdpAccountant().compose_gaussian(1.0, count=1.5), "count"),
+        (lambda: RdpAccountant().compose_laplace(-2.0), "b"),
+        (lambda: RdpAccountant().epsilon(0.0), "delta"),
+        (lambda: RdpAccountant().epsilon_and_order(1.5), "delta"),
+        (lambda: RdpAccountant(orders=[2.0, 3.0]).compose_rdp([1.0]), "same length"),
+        (lambda: exact_gaussian_composition_epsilon(0.0, 1, 1e-5), "sigma"),
+        (lambda: exact_gaussian_composition_epsilon(1.0, 0, 1e-5), "count"),
+        (lambda: exact_gaussian_composition_epsilon(1.0, 1, 1.0), "delta"),
+    ],
+)
+def test_bad_input_raises_value_error_naming_parameter(call, word):
+    with pytest.raises(ValueError, match=word):
+        call()
