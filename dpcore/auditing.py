@@ -59,9 +59,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray

@@ -487,7 +487,7 @@ def naive_laplace_support_contains(y: ArrayLike, value: float, scale: float) -> 
     found = np.zeros(ys.size, dtype=bool)
     for sign in (1.0, -1.0):
         # out_sign(j) = x + sign * mag(j); mag decreases in j, so sign*mag is monotone.
-        def g(j: NDArray[np.int64]) -> NDArray[np.float64]:
+        def g(j: NDArray[np.int64], sign: float = sign) -> NDArray[np.float64]:
             return x + sign * _naive_noise_magnitude(j, b)
 
         lo = np.ones(ys.size, dtype=np.int64)

@@ -1,0 +1,167 @@
+"""Tests of dpcore.auditing: validity, power, detection, scale-out equality, memory, bad input."""
+
+from __future__ import annotations
+
+import math
+import tracemalloc
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+
+import dpcore
+from dpcore.auditing import GaussianOutputs, LaplaceOutputs, ReleaseOutputs, audit_epsilon
+from dpcore.montecarlo import check_cdf, probability_result
+
+
+def _discrete_laplace_outputs(data, size, rng):
+    return dpcore.discrete_laplace_mechanism(np.full(size, int(data)), 1, 1, rng=rng)
+
+
+def test_fast_laplace_outputs_follow_the_laplace_law():
+    # DKW test (false alarm <= 1e-6) of the exponential-times-random-sign construction
+    mech = LaplaceOutputs(2.0)
+    cdf = lambda x: np.where(x < 3, 0.5 * np.exp((x - 3) / 2), 1 - 0.5 * np.exp(-(x - 3) / 2))  # noqa: E731
+    res = check_cdf(lambda g, n: mech(3.0, n, g), 400_000, cdf, rng=11)
+    assert res.passed, res
+    wrong = lambda x: np.where(x < 3, 0.5 * np.exp((x - 3) / 2.2), 1 - 0.5 * np.exp(-(x - 3) / 2.2))  # noqa: E731
+    assert not check_cdf(lambda g, n: mech(3.0, n, g), 400_000, wrong, rng=11).passed
+
+
+def test_validity_and_power_on_correct_laplace_eps1():
+    res = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 10**6, rng=2026)
+    assert res.epsilon_lower <= 1.0  # validity
+    assert res.epsilon_lower >= 0.9  # power with 1e6 samples per side
+    assert res.n_selection + res.n_estimation == 10**6
+    assert len(res.events) == 4 and res.best in res.events
+    b = res.best
+    assert b.hits_numerator <= res.n_estimation and b.p_lower < b.hits_numerator / res.n_estimation
+
+
+def test_validity_rate_over_many_seeds():
+    # 60 independent audits of an exactly 1-DP mechanism; each exceeds 1 with prob <= 5 %.
+    over = sum(audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 20_000, rng=s).epsilon_lower > 1.0 for s in range(60))
+    assert probability_result(over, 60, 0.05, alternative="less").passed
+
+
+def test_detection_claims_eps1_has_eps2():
+    # scale 1/2 where 1/eps = 1 was claimed: really 2-DP
+    res = audit_epsilon(LaplaceOutputs(0.5), 0.0, 1.0, 10**6, rng=7)
+    assert res.epsilon_lower > 1.0
+    assert res.epsilon_lower <= 2.0
+
+
+def test_stray_factor_two_is_caught_through_release_adapter():
+    mech = ReleaseOutputs(dpcore.flawed.laplace_stray_factor_two, sensitivity=1.0, epsilon=1.0)
+    assert audit_epsilon(mech, 0.0, 1.0, 400_000, rng=3).epsilon_lower > 1.0
+    ok = ReleaseOutputs(dpcore.laplace_mechanism, sensitivity=1.0, epsilon=1.0)
+    res = audit_epsilon(ok, 0.0, 1.0, 400_000, rng=3)
+    assert 0.85 <= res.epsilon_lower <= 1.0
+
+
+def test_epsilon_delta_variant_on_gaussian():
+    eps, delta = 0.5, 1e-5
+    sigma = math.sqrt(2 * math.log(1.25 / delta)) / eps  # classic calibration, valid for eps < 1
+    res = audit_epsilon(GaussianOutputs(sigma), 0.0, 1.0, 400_000, rng=5, delta=delta)
+    assert 0.0 <= res.epsilon_lower <= eps and res.delta == delta
+    # too little noise (std = sigma^2 confusion with sigma = 0.5) is caught
+    bad = audit_epsilon(GaussianOutputs(0.25), 0.0, 1.0, 400_000, rng=5, delta=delta)
+    assert bad.epsilon_lower > eps
+
+
+def test_integer_outputs_use_unit_bins_and_stay_valid():
+    res = audit_epsilon(_discrete_laplace_outputs, 0, 1, 100_000, rng=9)
+    lo, hi, bins = res.grid
+    assert hi - lo == bins and lo % 1 == 0.5  # half-integer edges
+    assert 0.8 <= res.epsilon_lower <= 1.0
+
+
+def test_reproducible_and_independent_of_rng_form():
+    a = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 50_000, rng=4)
+    b = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 50_000, rng=np.random.SeedSequence(4))
+    assert a == b
+    c = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 50_000, rng=np.random.default_rng(4))
+    assert c.epsilon_lower <= 1.0
+
+
+def test_process_pool_equals_serial():
+    kw = dict(rng=123, chunk_size=1 << 14)
+    serial = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 2_000_000, **kw)
+    with ProcessPoolExecutor(2) as ex:
+        parallel = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 2_000_000, executor=ex, **kw)
+    assert parallel == serial
+    with ProcessPoolExecutor(1) as ex:
+        one = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 2_000_000, executor=ex, **kw)
+    assert one == serial
+
+
+def test_dask_local_cluster_equals_serial():
+    distributed = pytest.importorskip("dask.distributed")
+    kw = dict(rng=99, chunk_size=1 << 14)
+    serial = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 1_000_000, **kw)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:
+        on_dask = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 1_000_000, executor=client.get_executor(), **kw)
+    assert on_dask == serial
+
+
+def test_memory_is_flat_in_n_samples():
+    peaks = []
+    for n in (1_000_000, 20_000_000):
+        tracemalloc.start()
+        audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, n, rng=1)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    assert peaks[1] < 1.5 * peaks[0] + 1e6
+    assert peaks[1] < 20e6  # bytes; 20 million samples per side would be 320 MB if stored
+
+
+def test_result_str_and_fields():
+    res = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 10_000, rng=1, confidence=0.99)
+    assert "epsilon >=" in str(res) and res.confidence == 0.99 and res.n_chunks >= 4
+
+
+@pytest.mark.parametrize("n", [1, 0, -5, 2.5, "10"])
+def test_bad_n_samples(n):
+    with pytest.raises(ValueError, match="n_samples"):
+        audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, n)
+
+
+@pytest.mark.parametrize("c", [0.0, 1.0, 1.5, -0.1, float("nan")])
+def test_bad_confidence(c):
+    with pytest.raises(ValueError, match="confidence"):
+        audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 100, confidence=c)
+
+
+def test_bad_mechanism_outputs():
+    with pytest.raises(ValueError, match="shape"):
+        audit_epsilon(lambda d, n, g: np.zeros(n + 1), 0, 1, 100)
+    with pytest.raises(ValueError, match="shape"):
+        audit_epsilon(lambda d, n, g: np.zeros((n, 2)), 0, 1, 100)
+    with pytest.raises(ValueError, match="NaN"):
+        audit_epsilon(lambda d, n, g: np.where(g.random(n) < 0.5, np.nan, 0.0), 0, 1, 100)
+    with pytest.raises(ValueError, match="NaN"):
+        audit_epsilon(lambda d, n, g: np.full(n, np.inf), 0, 1, 100)
+    with pytest.raises(ValueError, match="real numbers"):
+        audit_epsilon(lambda d, n, g: np.array(["a"] * n), 0, 1, 100)
+    with pytest.raises(ValueError, match="callable"):
+        audit_epsilon(42, 0, 1, 100)
+
+
+def test_bad_other_arguments():
+    mech = LaplaceOutputs(1.0)
+    with pytest.raises(ValueError, match="delta"):
+        audit_epsilon(mech, 0, 1, 100, delta=1.0)
+    with pytest.raises(ValueError, match="delta"):
+        audit_epsilon(mech, 0, 1, 100, delta=-0.1)
+    with pytest.raises(ValueError, match="rng"):
+        audit_epsilon(mech, 0, 1, 100, rng=-1)
+    with pytest.raises(ValueError, match="rng"):
+        audit_epsilon(mech, 0, 1, 100, rng="seed")
+    with pytest.raises(ValueError, match="selection_fraction"):
+        audit_epsilon(mech, 0, 1, 100, selection_fraction=1.0)
+    with pytest.raises(ValueError, match="scale"):
+        LaplaceOutputs(0.0)
+    with pytest.raises(ValueError, match="sigma"):
+        GaussianOutputs(float("inf"))
