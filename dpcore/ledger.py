@@ -24,19 +24,28 @@ When the environment variable ``DPCORE_LEDGER_DIR`` is set (the book build
 sets it), each record is also appended as a JSON line to
 ``$DPCORE_LEDGER_DIR/<chapter>.jsonl``, from which the ledger and errata
 pages are generated.
+
+Inside a notebook, :func:`record` also displays a one-line badge carrying an
+HTML anchor ``id="ledger-<slug>"`` (see :func:`anchor`), wherever in the cell
+it is called; the book's ledger page links each claim to that anchor, i.e. to
+the very cell that checked it. Write claim ids *literally* in the call
+(``record("gaussian.theorem8-mc", ...)``): the test suite finds them by
+scanning the notebooks' sources.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import tomllib
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["Claim", "claims", "get_claim", "record", "load_results", "CLAIMS_DIR"]
+__all__ = ["Claim", "claims", "get_claim", "record", "load_results", "anchor", "CLAIMS_DIR"]
 
 CLAIMS_DIR = Path(__file__).with_name("claims")
 _REQUIRED = ("id", "chapter", "statement", "seed", "passage", "kind")
@@ -98,18 +107,72 @@ def get_claim(claim_id: str) -> Claim:
         raise KeyError(f"claim {claim_id!r} is not declared in dpcore/claims/*.toml") from None
 
 
-@dataclass(frozen=True)
+def anchor(claim_id: str) -> str:
+    """The HTML id of the badge that :func:`record` displays for ``claim_id``.
+
+    ``"gaussian.theorem8-mc"`` gives ``"ledger-gaussian-theorem8-mc"``: lower
+    case, every run of characters other than letters and digits replaced by
+    one hyphen. The book's ledger page links to ``<chapter page>#<anchor>``.
+    """
+    return "ledger-" + re.sub(r"[^a-z0-9]+", "-", claim_id.lower()).strip("-")
+
+
+_SHOWN_ANCHORS: set[str] = set()  # anchors already emitted in this kernel (ids must be unique)
+
+
 class _Record:
-    claim: Claim
-    passed: bool
-    evidence: str
+    """The outcome of one :func:`record` call; displays itself once as a badge with an anchor."""
+
+    def __init__(self, claim: Claim, passed: bool, evidence: str) -> None:
+        self.claim = claim
+        self.passed = passed
+        self.evidence = evidence
+        self._shown = False
+
+    def _tag(self) -> str:
+        if self.claim.kind == "erratum":
+            return "erratum demonstrated" if self.passed else "erratum NOT demonstrated"
+        return "verified" if self.passed else "FAILED"
 
     def _repr_markdown_(self) -> str:  # pragma: no cover - display only
-        tag = "erratum demonstrated" if self.claim.kind == "erratum" else "verified"
-        return f"**Ledger** `{self.claim.id}` — {tag}: {self.claim.statement}  \n<small>{self.evidence}</small>"
+        return f"**Ledger** `{self.claim.id}` — {self._tag()}: {self.claim.statement}  \n<small>{self.evidence}</small>"
+
+    def _repr_html_(self) -> str:
+        aid = anchor(self.claim.id)
+        id_attr = "" if aid in _SHOWN_ANCHORS else f' id="{aid}"'
+        _SHOWN_ANCHORS.add(aid)
+        esc = html.escape
+        kind = "erratum" if self.claim.kind == "erratum" else "claim"
+        return (
+            f'<div class="dpcore-ledger-record dpcore-ledger-{kind}"{id_attr}>'
+            f'<span class="dpcore-ledger-badge">{"&#10004;" if self.passed else "&#10008;"} Ledger</span> '
+            f"<code>{esc(self.claim.id)}</code> &mdash; {esc(self._tag())}: {esc(self.claim.statement)}"
+            + (f'<br><small class="dpcore-ledger-evidence">{esc(self.evidence)}</small>' if self.evidence else "")
+            + "</div>"
+        )
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a kernel
+        if self._shown:
+            return
+        self._shown = True
+        from IPython.display import display
+
+        display(
+            {"text/html": self._repr_html_(), "text/markdown": self._repr_markdown_(), "text/plain": repr(self)},
+            raw=True,
+        )
 
     def __repr__(self) -> str:
         return f"ledger: {self.claim.id} {'passed' if self.passed else 'FAILED'}"
+
+
+def _in_kernel() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is always there in the book
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def record(claim_id: str, passed: bool, evidence: Any = "") -> _Record:
@@ -144,7 +207,10 @@ def record(claim_id: str, passed: bool, evidence: Any = "") -> _Record:
             fh.write(json.dumps({"id": claim.id, "passed": ok, "evidence": text}, ensure_ascii=False) + "\n")
     if not ok:
         raise AssertionError(f"ledger claim {claim.id!r} failed: {claim.statement} -- {text}")
-    return _Record(claim, ok, text)
+    rec = _Record(claim, ok, text)
+    if _in_kernel():  # show the badge (and its anchor) right where the claim is checked
+        rec._ipython_display_()
+    return rec
 
 
 def load_results(directory: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:

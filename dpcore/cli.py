@@ -1,0 +1,405 @@
+r"""``python -m dpcore``: a differential-privacy calculator on the command line.
+
+Three subcommands, built on the same tested functions as the book:
+
+``calibrate``
+    The noise a query needs: the Laplace scale :math:`b = \Delta_1/\varepsilon`
+    (:func:`dpcore.laplace_scale`) and, given ``--delta``, the classic Gaussian
+    :math:`\sigma = \Delta_2\sqrt{2\ln(1.25/\delta)}/\varepsilon` (valid only for
+    :math:`\varepsilon < 1`; :func:`dpcore.classic_gaussian_sigma`) and the exact
+    analytic Gaussian :math:`\sigma` of Balle & Wang (2018)
+    (:func:`dpcore.analytic_gaussian_sigma`).
+``account``
+    The :math:`(\varepsilon, \delta)` guarantee after ``k`` Gaussian or Laplace
+    releases: the RDP accountant's epsilon and best order
+    (:class:`dpcore.RdpAccountant`, Mironov 2017) and, beside it, the exact
+    answer where one exists (for Gaussian noise, :func:`dpcore.exact_gaussian_composition_epsilon`;
+    for Laplace noise, basic composition :math:`k\Delta/b` is shown as the pure-DP bound).
+``audit``
+    A lower confidence bound on a mechanism's epsilon from samples
+    (:func:`dpcore.audit_epsilon`): a built-in mechanism (correct or one of the
+    seeds' flawed ones) or your own ``module:function`` with the signature
+    ``mechanism(data, size, rng)``.
+
+Output is a plain table, or JSON with ``--json``. Bad input (a non-positive
+epsilon, a delta outside (0, 1), a callable that cannot be imported, ...)
+prints one clear message to stderr and exits with status 2, never a traceback.
+``audit`` exits with status 1 when it finds, at the stated confidence, that the
+mechanism violates the epsilon claimed for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["main", "build_parser", "UsageError"]
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+    """Bad command-line input: reported with exit status 2."""
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return repr(value)  # shortest string that round-trips: every digit is meaningful
+        return str(value)
+    return str(value)
+
+
+def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    cells = [[str(h) for h in header]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _positive(name: str, value: float) -> float:
+    from ._validation import check_positive_finite
+
+    return check_positive_finite(name, value)
+
+
+def _probability(name: str, value: float) -> float:
+    from ._validation import check_probability_open
+
+    return check_probability_open(name, value)
+
+
+def _count(name: str, value: int) -> int:
+    from ._validation import check_positive_int
+
+    return check_positive_int(name, value)
+
+
+# --------------------------------------------------------------------------- calibrate
+def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    import dpcore
+
+    sensitivity = _positive("--sensitivity", args.sensitivity)
+    epsilon = _positive("--epsilon", args.epsilon)
+    delta = None if args.delta is None else _probability("--delta", args.delta)
+
+    result: dict[str, Any] = {"sensitivity": sensitivity, "epsilon": epsilon, "delta": delta}
+    rows: list[list[Any]] = []
+    b = dpcore.laplace_scale(sensitivity, epsilon)
+    result["laplace_scale"] = b
+    rows.append(["Laplace", "b (scale)", b, "epsilon-DP; sensitivity is the L1 sensitivity"])
+    if delta is not None:
+        try:
+            classic = dpcore.classic_gaussian_sigma(sensitivity, epsilon, delta)
+            note = "Dwork & Roth Thm A.1 (valid for epsilon < 1)"
+        except ValueError as exc:  # the theorem does not apply (epsilon >= 1): say so, give no number
+            classic = None
+            note = "not applicable: its theorem needs epsilon < 1 (Dwork & Roth Thm A.1)"
+            result["classic_gaussian_sigma_refused"] = str(exc)
+        result["classic_gaussian_sigma"] = classic
+        rows.append(["Gaussian (classic)", "sigma", "n/a" if classic is None else classic, note])
+        analytic = dpcore.analytic_gaussian_sigma(sensitivity, epsilon, delta)
+        result["analytic_gaussian_sigma"] = analytic
+        rows.append(["Gaussian (analytic)", "sigma", analytic, "exact, Balle & Wang 2018; L2 sensitivity"])
+    head = f"Noise for sensitivity {_fmt(sensitivity)}, epsilon {_fmt(epsilon)}" + (
+        f", delta {_fmt(delta)}" if delta is not None else " (pass --delta for the Gaussian mechanism)"
+    )
+    return result, head + "\n\n" + _table(rows, ["mechanism", "parameter", "value", "note"])
+
+
+# --------------------------------------------------------------------------- account
+def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    import dpcore
+
+    count = _count("--count", args.count)
+    delta = _probability("--delta", args.delta)
+    sensitivity = _positive("--sensitivity", args.sensitivity)
+    acct = dpcore.RdpAccountant()
+    result: dict[str, Any] = {"mechanism": args.mechanism, "count": count, "delta": delta, "sensitivity": sensitivity}
+    rows: list[list[Any]] = []
+    if args.mechanism == "gaussian":
+        if args.sigma is None:
+            raise UsageError("account --mechanism gaussian needs --sigma (the noise standard deviation)")
+        sigma = _positive("--sigma", args.sigma)
+        result["sigma"] = sigma
+        acct.compose_gaussian(sigma, sensitivity=sensitivity, count=count)
+        eps_rdp, order = acct.epsilon_and_order(delta)
+        exact = dpcore.exact_gaussian_composition_epsilon(sigma, count, delta, sensitivity=sensitivity)
+        result.update(rdp_epsilon=eps_rdp, rdp_order=order, exact_epsilon=exact,
+                      rdp_overhead=(eps_rdp / exact - 1.0) if exact > 0 else None)
+        rows.append(["RDP accountant", eps_rdp, f"best order alpha = {_fmt(order)}"])
+        rows.append(["exact (Gaussian composition)", exact,
+                     f"k Gaussians = one Gaussian of sensitivity sqrt(k)*{_fmt(sensitivity)}"])
+        if exact > 0:
+            rows.append(["RDP overhead", f"{100 * (eps_rdp / exact - 1):.3f} %", "how much RDP overstates epsilon"])
+        what = f"{count} Gaussian release(s), sigma {_fmt(sigma)}"
+    else:
+        if args.scale is None:
+            raise UsageError("account --mechanism laplace needs --scale (the Laplace scale b)")
+        b = _positive("--scale", args.scale)
+        result["scale"] = b
+        acct.compose_laplace(b, sensitivity=sensitivity, count=count)
+        eps_rdp, order = acct.epsilon_and_order(delta)
+        basic = count * sensitivity / b
+        result.update(rdp_epsilon=eps_rdp, rdp_order=order, basic_composition_epsilon=basic)
+        rows.append(["RDP accountant", eps_rdp, f"best order alpha = {_fmt(order)}, at delta {_fmt(delta)}"])
+        rows.append(["basic composition", basic, "k * sensitivity / b, pure epsilon-DP (delta = 0)"])
+        what = f"{count} Laplace release(s), scale {_fmt(b)}"
+    head = f"Privacy after {what}, sensitivity {_fmt(sensitivity)}, delta {_fmt(delta)}"
+    return result, head + "\n\n" + _table(rows, ["method", "epsilon", "note"])
+
+
+# --------------------------------------------------------------------------- audit
+BUILTIN_MECHANISMS = {
+    "laplace": "correct Laplace mechanism, scale sensitivity/epsilon (epsilon-DP)",
+    "gaussian": "correct analytic Gaussian mechanism for (epsilon, delta)",
+    "laplace-stray-factor-two": "seed 000's stray factor 2: scale sensitivity/(2 epsilon), really 2 epsilon-DP",
+    "gaussian-variance-as-std": "seed 002's numpy.random.normal(0, sigma**2): std sigma^2 instead of sigma",
+}
+
+
+def _parse_data(name: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise UsageError(f"{name} must be a JSON value (a number such as 0 or 1.5, or a list); got {text!r}") from None
+
+
+def _load_callable(spec: str) -> Callable[..., Any]:
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"--callable must look like module:function (e.g. mymechs:noisy_count); got {spec!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except Exception as exc:  # noqa: BLE001 - any import failure is the user's input problem
+        raise UsageError(f"cannot import module {module_name!r} for --callable: {type(exc).__name__}: {exc}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"module {module_name!r} has no attribute {attr!r} (from --callable {spec!r})") from None
+    if not callable(obj):
+        raise UsageError(f"--callable {spec!r} is not callable")
+    return obj
+
+
+def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    import dpcore
+
+    n = _count("--samples", args.samples)
+    if n < 2:
+        raise UsageError("--samples must be at least 2")
+    confidence = _probability("--confidence", args.confidence)
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
+    delta = 0.0
+    claimed: float | None = None
+    if args.callable:
+        if args.mechanism:
+            raise UsageError("give either --mechanism or --callable, not both")
+        mechanism = _load_callable(args.callable)
+        d = _parse_data("--d", args.d if args.d is not None else "0")
+        d_prime = _parse_data("--d-prime", args.d_prime if args.d_prime is not None else "1")
+        if args.epsilon is not None:
+            claimed = _positive("--epsilon", args.epsilon)
+        if args.delta is not None:
+            delta = _probability("--delta", args.delta)
+        label = args.callable
+    else:
+        name = args.mechanism or "laplace"
+        if args.epsilon is None:
+            raise UsageError(f"audit --mechanism {name} needs --epsilon (the epsilon it is calibrated to)")
+        claimed = _positive("--epsilon", args.epsilon)
+        sensitivity = _positive("--sensitivity", args.sensitivity)
+        d = 0.0 if args.d is None else _parse_data("--d", args.d)
+        d_prime = sensitivity if args.d_prime is None else _parse_data("--d-prime", args.d_prime)
+        if name in ("gaussian", "gaussian-variance-as-std"):
+            if args.delta is None:
+                raise UsageError(f"audit --mechanism {name} needs --delta")
+            delta = _probability("--delta", args.delta)
+            sigma = dpcore.analytic_gaussian_sigma(sensitivity, claimed, delta)
+            if name == "gaussian":
+                mechanism = dpcore.GaussianOutputs(sigma)
+            else:
+                mechanism = dpcore.ReleaseOutputs(dpcore.flawed.gaussian_variance_as_std, sigma=sigma)
+        elif name == "laplace":
+            mechanism = dpcore.LaplaceOutputs(dpcore.laplace_scale(sensitivity, claimed))
+        else:  # laplace-stray-factor-two
+            mechanism = dpcore.ReleaseOutputs(dpcore.flawed.laplace_stray_factor_two, sensitivity=sensitivity,
+                                              epsilon=claimed)
+        label = f"{name} ({BUILTIN_MECHANISMS[name]})"
+
+    try:
+        res = dpcore.audit_epsilon(mechanism, d, d_prime, n, confidence=confidence, rng=args.seed, delta=delta)
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a user's mechanism that raises is bad input, not our crash
+        raise UsageError(f"the mechanism failed while being audited: {type(exc).__name__}: {exc}") from None
+
+    violation = claimed is not None and res.epsilon_lower > claimed
+    result: dict[str, Any] = {
+        "mechanism": args.callable or (args.mechanism or "laplace"),
+        "d": d,
+        "d_prime": d_prime,
+        "samples_per_side": n,
+        "confidence": confidence,
+        "delta": delta,
+        "seed": args.seed,
+        "claimed_epsilon": claimed,
+        "epsilon_lower": res.epsilon_lower,
+        "violation": violation,
+        "best_event": {
+            "tail": res.best.tail,
+            "threshold": res.best.threshold,
+            "numerator": res.best.numerator,
+        },
+    }
+    if claimed is None:
+        verdict = "no epsilon claimed (pass --epsilon to test a claim)"
+    elif violation:
+        verdict = f"VIOLATION: the mechanism is not {_fmt(claimed)}-DP (confidence {_fmt(confidence)})"
+    else:
+        verdict = f"consistent with the claimed epsilon {_fmt(claimed)} (an audit can refute, never prove, a claim)"
+    result["verdict"] = verdict
+    rows = [
+        ["mechanism", label],
+        ["neighbours", f"d = {json.dumps(d)}, d' = {json.dumps(d_prime)}"],
+        ["samples per side", f"{n:,}"],
+        ["seed", "fresh entropy" if args.seed is None else args.seed],
+        ["delta", delta],
+        ["claimed epsilon", "—" if claimed is None else claimed],
+        ["epsilon lower bound", res.epsilon_lower],
+        ["confidence", confidence],
+        ["best event", str(res).split("best event: ", 1)[-1].rstrip(")")],
+        ["verdict", verdict],
+    ]
+    return result, _table(rows, ["audit", "value"])
+
+
+# --------------------------------------------------------------------------- parser
+_EPILOG_MAIN = """examples:
+  python -m dpcore calibrate --sensitivity 1 --epsilon 0.5 --delta 1e-5
+  python -m dpcore account --mechanism gaussian --sigma 2 --count 100 --delta 1e-5
+  python -m dpcore account --mechanism laplace --scale 10 --count 50 --delta 1e-6
+  python -m dpcore audit --mechanism laplace --epsilon 1 --samples 1000000 --seed 0
+  python -m dpcore audit --callable mymodule:my_mechanism --d 0 --d-prime 1 --epsilon 1
+  python -m dpcore calibrate --sensitivity 1 --epsilon 1 --delta 1e-6 --json
+
+Bad input exits with status 2 and a one-line message; `audit` exits with 1
+when it finds a violation of the claimed epsilon."""
+
+_EPILOG_CALIBRATE = """examples:
+  python -m dpcore calibrate --sensitivity 1 --epsilon 1
+  python -m dpcore calibrate --sensitivity 1 --epsilon 0.5 --delta 1e-5
+  python -m dpcore calibrate --sensitivity 2 --epsilon 3 --delta 1e-9 --json
+
+The classic Gaussian formula is proven only for epsilon < 1 and is shown as
+n/a above that; the analytic sigma is exact for every epsilon."""
+
+_EPILOG_ACCOUNT = """examples:
+  python -m dpcore account --mechanism gaussian --sigma 1 --count 10 --delta 1e-5
+  python -m dpcore account --mechanism gaussian --sigma 5 --count 1000 --delta 1e-5 --json
+  python -m dpcore account --mechanism laplace --scale 10 --count 50 --delta 1e-6"""
+
+_EPILOG_AUDIT = """built-in mechanisms:
+""" + "\n".join(f"  {k:26s}{v}" for k, v in BUILTIN_MECHANISMS.items()) + """
+
+examples:
+  python -m dpcore audit --mechanism laplace --epsilon 1 --samples 1000000 --seed 0
+  python -m dpcore audit --mechanism laplace-stray-factor-two --epsilon 1 --seed 0
+  python -m dpcore audit --mechanism gaussian --epsilon 1 --delta 1e-5 --seed 1
+  python -m dpcore audit --callable mymodule:mech --d 0 --d-prime 1 --epsilon 1
+
+A --callable is imported from the current directory or the installed packages
+and called as mech(data, size, rng): it must return a 1-D array of `size`
+independent real outputs on input `data` (parsed from --d / --d-prime as JSON),
+using the numpy Generator `rng` for its randomness."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m dpcore`` (exposed for documentation and tests)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m dpcore",
+        description="A differential-privacy calculator: calibrate noise, account for composition, "
+        "audit a mechanism. Every number comes from the tested dpcore library.",
+        epilog=_EPILOG_MAIN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="{calibrate,account,audit}", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+    p = sub.add_parser("calibrate", help="noise scale for a sensitivity and (epsilon[, delta])",
+                       description="Laplace scale, and classic and analytic Gaussian sigma.",
+                       epilog=_EPILOG_CALIBRATE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sensitivity", type=float, default=1.0,
+                   help="global sensitivity (L1 for Laplace, L2 for Gaussian), > 0 (default 1)")
+    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon, > 0")
+    p.add_argument("--delta", type=float, help="privacy parameter delta in (0, 1), for the Gaussian rows")
+    common(p)
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("account", help="epsilon after k Gaussian or Laplace releases (RDP and exact)",
+                       description="Compose k releases with the RDP accountant; for Gaussian noise, "
+                       "the exact epsilon is shown beside it.",
+                       epilog=_EPILOG_ACCOUNT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mechanism", choices=["gaussian", "laplace"], required=True, help="noise of each release")
+    p.add_argument("--sigma", type=float, help="Gaussian noise standard deviation (for --mechanism gaussian)")
+    p.add_argument("--scale", type=float, help="Laplace scale b (for --mechanism laplace)")
+    p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity of each release (default 1)")
+    p.add_argument("--count", type=int, required=True, help="number k of releases, >= 1")
+    p.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
+    common(p)
+    p.set_defaults(func=cmd_account)
+
+    p = sub.add_parser("audit", help="lower confidence bound on a mechanism's epsilon, by sampling",
+                       description="Audit a built-in mechanism or your own module:function.",
+                       epilog=_EPILOG_AUDIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--mechanism", choices=sorted(BUILTIN_MECHANISMS), help="a built-in mechanism (default laplace)")
+    who.add_argument("--callable", metavar="MODULE:FUNCTION", help="your mechanism(data, size, rng)")
+    p.add_argument("--epsilon", type=float, help="the epsilon the mechanism claims (built-ins are calibrated to it)")
+    p.add_argument("--delta", type=float, help="the delta of an (epsilon, delta) claim, in (0, 1)")
+    p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity of the built-in query (default 1)")
+    p.add_argument("--d", help="input on one side, as JSON (default 0)")
+    p.add_argument("--d-prime", dest="d_prime",
+                   help="input on the other side, as JSON (default: the sensitivity for a built-in, 1 for --callable)")
+    p.add_argument("--samples", type=int, default=1_000_000, help="samples per side, >= 2 (default 1000000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound, in (0, 1)")
+    p.add_argument("--seed", type=int, help="seed (a non-negative int) for a reproducible audit")
+    common(p)
+    p.set_defaults(func=cmd_audit)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the calculator; returns the exit status (0 ok, 1 audit violation, 2 bad input)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)  # argparse itself exits with 2 on malformed input
+    try:
+        result, text = args.func(args)
+    except (UsageError, ValueError, KeyError) as exc:
+        msg = exc.args[0] if exc.args else str(exc)
+        print(f"{parser.prog} {args.command}: error: {msg}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        return 130
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False, default=str))
+    else:
+        print(text)
+    if args.command == "audit" and result.get("violation"):
+        return EXIT_VIOLATION
+    return EXIT_OK
