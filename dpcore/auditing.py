@@ -13,9 +13,10 @@ statistical statement (Ding et al. 2018; Jagielski et al. 2020):
 1. **Selection.** A first part of the samples from each side (by default 20 %)
    is counted on a fixed grid of candidate thresholds. Every lower tail
    :math:`\{y < t\}` and upper tail :math:`\{y \ge t\}`, in both directions
-   (:math:`d` over :math:`d'` and :math:`d'` over :math:`d`), is scored by the
-   bound it *would* give on the remaining samples; the best event of each of
-   the four (tail, direction) kinds is kept.
+   (:math:`d` over :math:`d'` and :math:`d'` over :math:`d`), is scored and
+   the best event of each of the four (tail, direction) kinds is kept. The score is the Clopper--Pearson
+   bound the selection counts give by themselves, which penalises far-tail
+   events whose few hits would make a noisy ratio look large.
 2. **Estimation.** On the remaining, disjoint samples each kept event
    :math:`E_i` gets an exact Clopper--Pearson lower bound :math:`p^{lo}_i` on
    its probability under the numerator side and an upper bound
@@ -45,7 +46,9 @@ function is used in both phases.
 Scale
 -----
 Samples are generated and counted in chunks of ``chunk_size``; only integer
-histograms over the grid are kept, so memory is flat in ``n_samples``. Chunk
+histograms over the grid are kept (selection), or the counts of the few
+kept events (estimation: one comparison per event and sample), so memory is
+flat in ``n_samples``. Chunk
 ``j`` of side ``s`` in phase ``p`` draws from its own stream, the child
 ``SeedSequence(entropy, spawn_key=root_key + (p, s, j))`` -- exactly what
 ``root.spawn(2)[p].spawn(2)[s].spawn(...)[j]`` returns -- so streams are
@@ -81,7 +84,7 @@ __all__ = [
 
 Mechanism = Callable[[Any, int, np.random.Generator], NDArray[Any]]
 
-_SIGN_BIT = np.uint64(1 << 63)
+_SHIFT_63 = np.uint64(63)
 _DEFAULT_CHUNK = 1 << 16
 _CHUNKS_PER_TASK = 64
 
@@ -96,9 +99,9 @@ class LaplaceOutputs:
     exponential (times ``scale``) and :math:`S` a uniformly random sign: if
     :math:`E \sim \mathrm{Exp}(1)` and :math:`S = \pm 1` with probability 1/2
     independently, :math:`SE` has density :math:`\tfrac12 e^{-|x|}`, the
-    standard Laplace law (Kotz et al. 2001). The sign is flipped directly in
-    the IEEE sign bit from raw generator bits, which is several times cheaper
-    than ``Generator.laplace``'s logarithm.
+    standard Laplace law (Kotz et al. 2001). The sign is set directly in the
+    IEEE sign bit from raw generator bits (64 signs per 64-bit draw), which is
+    much cheaper than the logarithm inside ``Generator.laplace``.
 
     Parameters
     ----------
@@ -116,10 +119,12 @@ class LaplaceOutputs:
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
         e = rng.standard_exponential(size)
-        signs = rng.bit_generator.random_raw(size)
-        np.bitwise_and(signs, _SIGN_BIT, out=signs)
+        # one random bit per sample (64 per raw draw), moved into the IEEE sign bit
+        raw = rng.bit_generator.random_raw(-(-size // 64))
+        signs = np.unpackbits(raw.view(np.uint8), count=size).astype(np.uint64)
+        np.left_shift(signs, _SHIFT_63, out=signs)
         view = e.view(np.uint64)
-        np.bitwise_xor(view, signs, out=view)
+        np.bitwise_or(view, signs, out=view)  # e >= 0, so OR sets the sign exactly when the bit is 1
         if self.scale != 1.0:
             np.multiply(e, self.scale, out=e)
         np.add(e, float(data), out=e)
@@ -191,7 +196,8 @@ class AuditEvent:
     ----------
     tail : {"lower", "upper"}
         ``"lower"`` is :math:`\{y < t\}`, ``"upper"`` is :math:`\{y \ge t\}`
-        (up to the rounding of the bin boundaries: the event is a union of grid bins).
+        (exactly, in the estimation phase; the selection phase scored it through
+        grid bins, whose rounded boundaries do not matter for validity).
     threshold : float
         The threshold :math:`t` (a grid edge).
     numerator : {"d", "d_prime"}
@@ -284,11 +290,25 @@ class _Grid:
     def counts(self, x: NDArray[np.float64], buf: NDArray[np.float64]) -> NDArray[np.int64]:
         """Histogram over bins 0..bins+1 (0: below lo, bins+1: at or above the top edge)."""
         buf = buf[: x.size]
-        np.subtract(x, self.lo, out=buf)
-        np.multiply(buf, self.inv_h, out=buf)
-        np.add(buf, 1.0, out=buf)
+        np.multiply(x, self.inv_h, out=buf)  # (x - lo) / h + 1, in two passes
+        np.subtract(buf, self.lo * self.inv_h - 1.0, out=buf)
         np.clip(buf, 0.0, self.bins + 1, out=buf)
         return np.bincount(buf.astype(np.intp), minlength=self.bins + 2)
+
+
+@dataclass(frozen=True)
+class _Thresholds:
+    """Counts of ``{x < t}`` for a few fixed thresholds (the estimation phase)."""
+
+    values: tuple[float, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.values)
+
+    def counts(self, x: NDArray[np.float64], buf: NDArray[np.float64]) -> NDArray[np.int64]:
+        mask = np.empty(x.size, dtype=bool)
+        return np.array([np.count_nonzero(np.less(x, t, out=mask)) for t in self.values], dtype=np.int64)
 
 
 def _draw(mechanism: Mechanism, data: Any, size: int, gen: np.random.Generator) -> NDArray[np.float64]:
@@ -319,16 +339,20 @@ def _count_task(
     pool_size: int,
     first: int,
     sizes: list[int],
-    grid: _Grid,
+    counter: _Grid | _Thresholds,
 ) -> NDArray[np.int64]:
     """Generate and count chunks ``first, first+1, ...`` of one (phase, side) stream."""
-    total = np.zeros(grid.bins + 2, dtype=np.int64)
-    buf = np.empty(max(sizes))
+    total = np.zeros(_counter_size(counter), dtype=np.int64)
+    buf = np.empty(max(sizes)) if isinstance(counter, _Grid) else np.empty(0)
     for offset, size in enumerate(sizes):
         ss = np.random.SeedSequence(entropy, spawn_key=key + (first + offset,), pool_size=pool_size)
         gen = np.random.Generator(np.random.PCG64(ss))
-        total += grid.counts(_draw(mechanism, data, size, gen), buf)
+        total += counter.counts(_draw(mechanism, data, size, gen), buf)
     return total
+
+
+def _counter_size(counter: _Grid | _Thresholds) -> int:
+    return counter.bins + 2 if isinstance(counter, _Grid) else counter.size
 
 
 def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
@@ -494,15 +518,15 @@ def audit_epsilon(
     pilot_counts = [grid.counts(p, buf) for p in pilot]
     del pilot, buf
 
-    def run(phase: int, sizes: list[int], skip_first: bool) -> list[NDArray[np.int64]]:
+    def run(phase: int, sizes: list[int], skip_first: bool, counter: _Grid | _Thresholds) -> list[NDArray[np.int64]]:
         jobs = []
         start = 1 if skip_first else 0
         for side in (0, 1):
             for first in range(start, len(sizes), _CHUNKS_PER_TASK):
                 part = sizes[first : first + _CHUNKS_PER_TASK]
-                args = (mechanism, datas[side], entropy, base + (phase, side), pool, first, part, grid)
+                args = (mechanism, datas[side], entropy, base + (phase, side), pool, first, part, counter)
                 jobs.append((side, args))
-        totals = [np.zeros(grid.bins + 2, dtype=np.int64) for _ in (0, 1)]
+        totals = [np.zeros(_counter_size(counter), dtype=np.int64) for _ in (0, 1)]
         if executor is None:
             for side, args in jobs:
                 totals[side] += _count_task(*args)
@@ -512,33 +536,34 @@ def audit_epsilon(
                 totals[side] += np.asarray(fut.result(), dtype=np.int64)
         return totals
 
-    sel = run(0, sel_sizes, skip_first=True)
+    sel = run(0, sel_sizes, skip_first=True, counter=grid)
     sel = [sel[s] + pilot_counts[s] for s in (0, 1)]
 
-    # Selection: score every tail event in both directions by the bound it would give
-    # with n_est samples, at the Bonferroni level for the m = 4 kept events.
+    # Selection: score every tail event in both directions by the bound its selection
+    # counts give on their own, at the Bonferroni level for the m = 4 kept events. (Scoring
+    # with counts scaled up to n_est would favour far-tail events whose few hits are noise.)
     m = len(_KINDS)
     a = alpha / (2 * m)
-    scale = n_est / n_sel
     sel_tails = [_tails(h) for h in sel]  # [side][tail] -> counts per threshold index
     edges = grid.edges
     kept: list[tuple[str, str, int]] = []
     for tail, numerator in _KINDS:
         ti = 0 if tail == "lower" else 1
         num_side = 0 if numerator == "d" else 1
-        p_hat = np.round(sel_tails[num_side][ti] * scale)
-        q_hat = np.round(sel_tails[1 - num_side][ti] * scale)
-        score = _log_ratio(_cp_lower(p_hat, n_est, a), _cp_upper(q_hat, n_est, a), delta_f)
+        k_p = sel_tails[num_side][ti]
+        k_q = sel_tails[1 - num_side][ti]
+        score = _log_ratio(_cp_lower(k_p, n_sel, a), _cp_upper(k_q, n_sel, a), delta_f)
         kept.append((tail, numerator, int(np.argmax(score))))
 
-    est = run(1, est_sizes, skip_first=False)
-    est_tails = [_tails(h) for h in est]
+    # Estimation: only the kept thresholds are counted, as {y < t} (cheap: one comparison each).
+    thresholds = _Thresholds(tuple(sorted({float(edges[j]) for _, _, j in kept})))
+    est = run(1, est_sizes, skip_first=False, counter=thresholds)
     events = []
     for tail, numerator, j in kept:
-        ti = 0 if tail == "lower" else 1
         num_side = 0 if numerator == "d" else 1
-        k_p = int(est_tails[num_side][ti][j])
-        k_q = int(est_tails[1 - num_side][ti][j])
+        i = thresholds.values.index(float(edges[j]))
+        below = (int(est[num_side][i]), int(est[1 - num_side][i]))
+        k_p, k_q = below if tail == "lower" else (n_est - below[0], n_est - below[1])
         p_lo = float(_cp_lower(np.array([k_p]), n_est, a)[0])
         q_hi = float(_cp_upper(np.array([k_q]), n_est, a)[0])
         eps = float(_log_ratio(np.array([p_lo]), np.array([q_hi]), delta_f)[0])
