@@ -78,11 +78,19 @@ __all__ = [
 _SQRT2 = math.sqrt(2.0)
 _SQRTPI = math.sqrt(math.pi)
 _LOG_HALF = math.log(0.5)
-# 3-point Gauss--Legendre nodes/weights on [0, 1]
-_GL_X = (0.5 - 0.5 * math.sqrt(0.6), 0.5, 0.5 + 0.5 * math.sqrt(0.6))
-_GL_W = (5.0 / 18.0, 8.0 / 18.0, 5.0 / 18.0)
-# relative interval length below which erfcx(chi) - erfcx(y) is integrated
-_QUAD_SWITCH = 1e-3
+
+
+def _gauss_legendre01(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    nodes, weights = np.polynomial.legendre.leggauss(n)
+    return tuple(float(v) for v in 0.5 * (nodes + 1.0)), tuple(float(v) for v in 0.5 * weights)
+
+
+# erfcx(chi) - erfcx(chi + h) is integrated by Gauss--Legendre on [chi, chi + h]
+# when h <= _QUAD_SWITCH * max(chi, 1) (above it the direct difference loses at
+# most a factor ~4 to cancellation); the rule has 3, 5 or 8 nodes according to
+# h / max(chi, 1) (<= 1e-3, <= 2e-2, <= 0.25), enough for full double accuracy.
+_QUAD_SWITCH = 0.25
+_GL_RULES = ((1e-3, _gauss_legendre01(3)), (2e-2, _gauss_legendre01(5)), (_QUAD_SWITCH, _gauss_legendre01(8)))
 _MAX_NEWTON = 100
 
 
@@ -99,12 +107,24 @@ def _neg_erfcx_prime(t: float) -> float:
     return 2.0 / _SQRTPI - 2.0 * t * float(special.erfcx(t))
 
 
+def _neg_erfcx_prime_array(t: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Vectorised :func:`_neg_erfcx_prime`."""
+    big = t > 100.0
+    val = np.empty(t.shape)
+    val[~big] = 2.0 / _SQRTPI - 2.0 * t[~big] * special.erfcx(t[~big])
+    u = 1.0 / (t[big] * t[big])
+    val[big] = u / _SQRTPI * (1.0 - u * (1.5 - u * (3.75 - u * (13.125 - u * 59.0625))))
+    return val
+
+
 def _erfcx_diff(chi: float, y: float, h: float) -> float:
     """erfcx(chi) - erfcx(y) for 0 <= chi < y = chi + h, without cancellation."""
     if h > _QUAD_SWITCH * max(chi, 1.0):
         return float(special.erfcx(chi)) - float(special.erfcx(y))
+    rel = h / max(chi, 1.0)
+    xs, ws = next(rule for bound, rule in _GL_RULES if rel <= bound)  # the last bound is _QUAD_SWITCH
     s = 0.0
-    for xg, wg in zip(_GL_X, _GL_W, strict=True):
+    for xg, wg in zip(xs, ws, strict=True):
         s += wg * _neg_erfcx_prime(chi + xg * h)
     return s * h
 
@@ -139,24 +159,30 @@ def _safety_margin(log_target: float) -> float:
     return 2e-14 * (1.0 + abs(log_target))
 
 
-def _solve_decreasing(fun, hi: float, step: float, log_target: float) -> float:
+def _solve_decreasing(fun, hi: float, step: float, log_target: float, tol: float) -> float:
     """Largest-safe root of a decreasing ``fun(x) -> (log delta, derivative)``.
 
     ``hi`` must satisfy ``fun(hi)[0] <= log_target`` (the caller proves it).
-    A lower end ``lo`` with ``fun(lo)[0] >= log_target`` is found by doubling
-    ``step``; the bracket then shrinks by safeguarded Newton steps (a Newton
-    step leaving the bracket is replaced by bisection). Returns the final
-    upper end of the bracket, at which ``log delta <= log_target`` holds.
+    Newton steps start from ``hi``; a lower end ``lo`` with ``fun(lo)[0] >
+    log_target`` comes from the first step that overshoots, or from doubling
+    ``step`` when a step is unusable. Once both ends are known, a Newton step
+    that leaves the bracket or fails to halve the previous step is replaced
+    by bisection (the safeguard of Numerical Recipes' ``rtsafe``). Returns
+    the final upper end of the bracket, at which ``log delta <= log_target``;
+    the iteration stops as soon as ``log_target - tol <= log delta <= log_target``.
     """
     fhi, dhi = fun(hi)
     if fhi > log_target:  # pragma: no cover - the callers prove this cannot happen
         raise RuntimeError("internal error: upper bracket does not satisfy delta")
     lo = -math.inf  # no lower end known yet: found by Newton overshoot or by doubling ``step``
     x, fx, dx = hi, fhi, dhi
+    last_step = math.inf
     for _ in range(_MAX_NEWTON):
-        if fx == log_target:
-            break
-        nx = x - (fx - log_target) / dx if (dx < 0.0 and math.isfinite(dx)) else math.nan
+        if log_target - tol <= fx <= log_target:
+            hi = x
+            break  # safe, and within the rounding noise of log delta of the root
+        # Newton aims at the middle of the acceptance window [log_target - tol, log_target]
+        nx = x - (fx - log_target + 0.5 * tol) / dx if (dx < 0.0 and math.isfinite(dx)) else math.nan
         if nx == x or abs(nx - x) <= 2e-16 * abs(x):
             # Newton has converged to rounding level; if the last iterate is on the
             # unsafe side, step up from it by a few ulp until delta <= target again
@@ -168,12 +194,15 @@ def _solve_decreasing(fun, hi: float, step: float, log_target: float) -> float:
                         break
                     up *= 2.0
             break
-        if not (lo < nx < hi):
+        if not (lo < nx < hi) or (lo > -math.inf and abs(nx - x) > 0.5 * last_step):
+            # outside the bracket, or not converging fast enough (log delta has an
+            # inflection near chi = 0 for small epsilon): bisect, as rtsafe does
             if lo == -math.inf:
                 nx = hi - step
                 step *= 2.0
             else:
                 nx = 0.5 * (lo + hi)
+        last_step = abs(nx - x)
         fn, dn = fun(nx)
         if fn <= log_target:
             hi = nx
@@ -205,17 +234,19 @@ def _log_delta_chi_array(chi: NDArray[np.float64], eps: NDArray[np.float64]) -> 
         nq = ~quad
         d[nq] = special.erfcx(c[nq]) - special.erfcx(yy[nq])
         if np.any(quad):
-            cq, hq = c[quad], h[quad]
-            s = np.zeros(cq.shape)
-            for xg, wg in zip(_GL_X, _GL_W, strict=True):
-                t = cq + xg * hq
-                big = t > 100.0
-                val = np.empty(t.shape)
-                val[~big] = 2.0 / _SQRTPI - 2.0 * t[~big] * special.erfcx(t[~big])
-                u = 1.0 / (t[big] * t[big])
-                val[big] = u / _SQRTPI * (1.0 - u * (1.5 - u * (3.75 - u * (13.125 - u * 59.0625))))
-                s += wg * val
-            d[quad] = s * hq
+            qi = np.flatnonzero(quad)
+            rel = h[qi] / np.maximum(c[qi], 1.0)
+            lower = 0.0
+            for bound, (xs, ws) in _GL_RULES:
+                sel = (rel > lower) & (rel <= bound) if lower > 0 else rel <= bound
+                lower = bound
+                if not np.any(sel):
+                    continue
+                cq, hq = c[qi[sel]], h[qi[sel]]
+                s = np.zeros(cq.shape)
+                for xg, wg in zip(xs, ws, strict=True):
+                    s += wg * _neg_erfcx_prime_array(cq + xg * hq)
+                d[qi[sel]] = s * hq
         with np.errstate(divide="ignore"):
             logd[pos] = _LOG_HALF - c * c + np.log(d)
             dlog[pos] = -(2.0 / _SQRTPI) * (h / yy) / d
@@ -239,6 +270,20 @@ def _log_delta_chi_array(chi: NDArray[np.float64], eps: NDArray[np.float64]) -> 
 # ---------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------
+
+
+def _positive(name: str, value: object) -> float:
+    """check_positive_finite with a fast path for a plain float (the common call)."""
+    if isinstance(value, float) and 0.0 < value < math.inf:
+        return float(value)
+    return check_positive_finite(name, value)
+
+
+def _probability(name: str, value: object) -> float:
+    """check_probability_open with a fast path for a plain float."""
+    if isinstance(value, float) and 0.0 < value < 1.0:
+        return float(value)
+    return check_probability_open(name, value)
 
 
 def _check_nonnegative_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
@@ -343,10 +388,11 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
 
 def _analytic_chi(epsilon: float, delta: float) -> float:
     log_target = math.log(delta)
-    log_target -= _safety_margin(log_target)
+    margin = _safety_margin(log_target)
+    log_target -= margin
     # proven upper end: delta(chi) < erfc(chi)/2 = Phi(-sqrt2 chi) = delta at chi_hi
     chi_hi = -float(special.ndtri(delta)) / _SQRT2
-    return _solve_decreasing(lambda c: _log_delta_chi(c, epsilon), chi_hi, 1.0, log_target)
+    return _solve_decreasing(lambda c: _log_delta_chi(c, epsilon), chi_hi, 1.0, log_target, margin)
 
 
 def _sigma_from_chi(chi: float, epsilon: float) -> float:
@@ -387,9 +433,9 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
         If ``sensitivity`` or ``epsilon`` is not finite and > 0, or ``delta``
         is not in (0, 1).
     """
-    sensitivity = check_positive_finite("sensitivity", sensitivity)
-    epsilon = check_positive_finite("epsilon", epsilon)
-    delta = check_probability_open("delta", delta)
+    sensitivity = _positive("sensitivity", sensitivity)
+    epsilon = _positive("epsilon", epsilon)
+    delta = _probability("delta", delta)
     chi = _analytic_chi(epsilon, delta)
     return sensitivity * _sigma_from_chi(chi, epsilon)
 
@@ -424,13 +470,15 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     eps = eps.ravel().astype(float)
     dl = dl.ravel().astype(float)
     log_target = np.log(dl)
-    log_target = log_target - 2e-14 * (1.0 + np.abs(log_target))
+    margin = 2e-14 * (1.0 + np.abs(log_target))  # = _safety_margin, elementwise
+    log_target = log_target - margin
     hi = -special.ndtri(dl) / _SQRT2  # proven: delta(chi) < erfc(chi)/2 = delta there
     lo = np.full(hi.shape, -np.inf)
     step = np.ones(hi.shape)
     x = hi.copy()
     fx, dx = _log_delta_chi_array(x, eps)
     nudge = np.zeros(x.shape, bool)
+    last = np.full(x.shape, np.inf)
     active = np.ones(x.shape, bool)
     for _ in range(_MAX_NEWTON):
         idx = np.flatnonzero(active)
@@ -439,19 +487,22 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
         xa, fa, da, ta = x[idx], fx[idx], dx[idx], log_target[idx]
         la, ha = lo[idx], hi[idx]
         with np.errstate(divide="ignore", invalid="ignore"):
-            nx = np.where((da < 0) & np.isfinite(da), xa - (fa - ta) / da, np.nan)
-        conv = (fa == ta) | (np.abs(nx - xa) <= 2e-16 * np.abs(xa))
+            nx = np.where((da < 0) & np.isfinite(da), xa - (fa - ta + 0.5 * margin[idx]) / da, np.nan)
+        good = (fa <= ta) & (fa >= ta - margin[idx])  # safe and within rounding noise: done
+        hi[idx[good]] = xa[good]
+        conv = good | (np.abs(nx - xa) <= 2e-16 * np.abs(xa))
         nudge[idx[conv & (fa > ta)]] = True
         active[idx[conv]] = False
         keep = ~conv
-        idx, nx, la, ha, ta = idx[keep], nx[keep], la[keep], ha[keep], ta[keep]
+        idx, nx, xa, la, ha, ta = idx[keep], nx[keep], xa[keep], la[keep], ha[keep], ta[keep]
         if idx.size == 0:
             break
-        inside = (nx > la) & (nx < ha)
         nolo = np.isinf(la)
+        inside = (nx > la) & (nx < ha) & (nolo | (np.abs(nx - xa) <= 0.5 * last[idx]))
         expand = ~inside & nolo
         nx = np.where(inside, nx, np.where(nolo, ha - step[idx], 0.5 * (la + ha)))
         step[idx[expand]] *= 2.0
+        last[idx] = np.abs(nx - xa)
         fn, dn = _log_delta_chi_array(nx, eps[idx])
         below = fn <= ta
         hi[idx] = np.where(below, nx, ha)
@@ -494,12 +545,13 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
         If ``sigma`` or ``sensitivity`` is not finite and > 0, or ``delta`` is
         not in (0, 1).
     """
-    sigma = check_positive_finite("sigma", sigma)
-    delta = check_probability_open("delta", delta)
-    sensitivity = check_positive_finite("sensitivity", sensitivity)
+    sigma = _positive("sigma", sigma)
+    delta = _probability("delta", delta)
+    sensitivity = _positive("sensitivity", sensitivity)
     s = sigma / sensitivity
     log_target = math.log(delta)
-    log_target -= _safety_margin(log_target)
+    margin = _safety_margin(log_target)
+    log_target -= margin
 
     def fun(eps: float) -> tuple[float, float]:
         # the same chi as gaussian_delta computes, so the check below is the user's
@@ -517,7 +569,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     eps_hi = max((_SQRT2 * chi_hi + 0.5 / s) / s, 0.0)
     while fun(eps_hi)[0] > log_target:  # rounding only: widen by an ulp-scale factor
         eps_hi = eps_hi * (1.0 + 1e-12) + 1e-300
-    return _solve_decreasing(fun, eps_hi, eps_hi, log_target)
+    return _solve_decreasing(fun, eps_hi, eps_hi, log_target, margin)
 
 
 def gaussian_mechanism(

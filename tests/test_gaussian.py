@@ -266,3 +266,17 @@ def test_mechanism_distribution_is_normal_with_calibrated_sigma():
     classic = lambda rng, n: gaussian_mechanism(np.full(n, 2.0), 1.0, 0.5, 1e-6, rng=rng, calibration="classic")  # noqa: E731
     sc = classic_gaussian_sigma(1.0, 0.5, 1e-6)
     assert montecarlo.check_cdf(classic, 200_000, stats.norm(2.0, sc).cdf, rng=8).passed
+
+
+def test_vectorised_random_batch_safe_and_equal_to_scalar():
+    rng = np.random.default_rng(3)
+    e = 10 ** rng.uniform(-3, 3, 3000)
+    d = 10 ** rng.uniform(-300, math.log10(0.99), 3000)
+    many = analytic_gaussian_sigma_many(1.0, e, d)
+    scal = np.array([analytic_gaussian_sigma(1.0, ei, di) for ei, di in zip(e, d, strict=True)])
+    np.testing.assert_allclose(many, scal, rtol=1e-12)
+    for s, ei, di in zip(many, e, d, strict=True):
+        assert gaussian_log_delta(s, 1.0, ei) <= math.log(di)
+    # exact-arithmetic spot check on a subsample, including the small-epsilon inflection region
+    for i in range(0, 3000, 150):
+        assert mp_log_delta(many[i], 1.0, e[i]) <= mp.log(mp.mpf(d[i]))
