@@ -92,6 +92,8 @@ def _gauss_legendre01(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
 _QUAD_SWITCH = 0.25
 _GL_RULES = ((1e-3, _gauss_legendre01(3)), (2e-2, _gauss_legendre01(5)), (_QUAD_SWITCH, _gauss_legendre01(8)))
 _MAX_NEWTON = 100
+_SCALAR_BATCH = 32  # analytic_gaussian_sigma_many loops over the scalar solver up to this size
+_SCALAR_TAIL = 16  # ... and finishes its last few slow entries with it
 
 
 # ---------------------------------------------------------------------------
@@ -469,6 +471,9 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     shape = eps.shape
     eps = eps.ravel().astype(float)
     dl = dl.ravel().astype(float)
+    if eps.size <= _SCALAR_BATCH:  # small batches: a loop over the scalar solver is faster
+        chi = np.array([_analytic_chi(e, d) for e, d in zip(eps.tolist(), dl.tolist(), strict=True)])
+        return (sens.ravel() * np.array([_sigma_from_chi(c, e) for c, e in zip(chi, eps, strict=True)])).reshape(shape)
     log_target = np.log(dl)
     margin = 2e-14 * (1.0 + np.abs(log_target))  # = _safety_margin, elementwise
     log_target = log_target - margin
@@ -480,9 +485,16 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     nudge = np.zeros(x.shape, bool)
     last = np.full(x.shape, np.inf)
     active = np.ones(x.shape, bool)
-    for _ in range(_MAX_NEWTON):
+    for it in range(_MAX_NEWTON):
         idx = np.flatnonzero(active)
         if idx.size == 0:
+            break
+        if idx.size <= _SCALAR_TAIL and it >= 2:
+            # a few slow entries left: the scalar solver is cheaper than array overhead
+            for i in idx:
+                hi[i] = _analytic_chi(float(eps[i]), float(dl[i]))
+            active[idx] = False
+            nudge[idx] = False
             break
         xa, fa, da, ta = x[idx], fx[idx], dx[idx], log_target[idx]
         la, ha = lo[idx], hi[idx]
