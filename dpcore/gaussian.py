@@ -245,10 +245,9 @@ def _log_delta_chi_array(chi: NDArray[np.float64], eps: NDArray[np.float64]) -> 
                 if not np.any(sel):
                     continue
                 cq, hq = c[qi[sel]], h[qi[sel]]
-                s = np.zeros(cq.shape)
-                for xg, wg in zip(xs, ws, strict=True):
-                    s += wg * _neg_erfcx_prime_array(cq + xg * hq)
-                d[qi[sel]] = s * hq
+                nodes = cq[:, None] + np.asarray(xs)[None, :] * hq[:, None]
+                vals = _neg_erfcx_prime_array(nodes.ravel()).reshape(nodes.shape)
+                d[qi[sel]] = (vals @ np.asarray(ws)) * hq
         with np.errstate(divide="ignore"):
             logd[pos] = _LOG_HALF - c * c + np.log(d)
             dlog[pos] = -(2.0 / _SQRTPI) * (h / yy) / d
