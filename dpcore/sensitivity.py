@@ -38,8 +38,15 @@ data sets is
 :math:`N u` for add/remove (:math:`N u (M+1)` for sequences) and
 :math:`N u^2/2` for replace. The query is evaluated once per data set (once
 per size when ``vectorized=True``); the pairs are then formed and their
-distances reduced with array operations. Enumeration is refused with a
-:class:`ValueError` beyond ``max_datasets`` (default :math:`10^6`).
+distances reduced with array operations (memory: a few integer arrays of the
+number of pairs). Enumeration is refused with a :class:`ValueError` beyond
+``max_datasets`` (default :math:`10^6`).
+
+Measured on the book's 2-core build machine (histogram query): 19,448
+multisets (10 record types, up to 7 records) and their 360,360 replace pairs
+take about 0.2 s with a vectorized query and 0.4 s with a per-data-set
+Python query; 87,381 sequences (4 types, up to 8 records) and their
+1,004,886 replace pairs take about 0.5 s and 2.6 s.
 
 The result is exact **for the stated finite universe and sizes**. Over a
 larger domain (all reals in :math:`[0, 1]`, all sizes) it is only a lower
@@ -234,19 +241,19 @@ def _codes_of(groups: list[_SizeGroup], ident: int) -> NDArray[np.int64]:
     raise IndexError(ident)  # pragma: no cover - internal invariant
 
 
-def _match_rows(table: NDArray[np.int64], queries: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Index in ``table`` (unique rows) of each row of ``queries`` (all assumed present)."""
-    if queries.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    both = np.vstack([table, queries])
-    _, inv = np.unique(both, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    pos = np.full(inv.max() + 1, -1, dtype=np.int64)
-    pos[inv[: table.shape[0]]] = np.arange(table.shape[0])
-    out = pos[inv[table.shape[0] :]]
-    if np.any(out < 0):  # pragma: no cover - internal invariant
-        raise RuntimeError("neighbour lookup failed")
-    return out
+def _row_keys(rows: NDArray[np.int64]) -> NDArray[Any]:
+    """Each integer row as one opaque fixed-width byte string (for exact lookup without overflow)."""
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+def _lookup(table: tuple[NDArray[Any], NDArray[np.int64]], keys: NDArray[Any]) -> NDArray[np.int64]:
+    """Row index of each key in a table given as (sorted keys, their original rows)."""
+    sorted_k, order = table
+    pos = np.searchsorted(sorted_k, keys)
+    if np.any(pos >= sorted_k.size) or np.any(sorted_k[np.minimum(pos, sorted_k.size - 1)] != keys):
+        raise RuntimeError("neighbour lookup failed")  # pragma: no cover - internal invariant
+    return order[pos]
 
 
 def _pairs(
@@ -255,6 +262,29 @@ def _pairs(
     """Global ids (i, j) of every neighbouring pair, each unordered pair at least once."""
     left, right = [], []
     by_size = {g.size: g for g in groups}
+    # Multisets are looked up by a key of their count vector: the count vector read as an
+    # integer in base (max size + 1) when that fits in int64 (then adding or replacing a record
+    # is key arithmetic), otherwise the count row's raw bytes (no overflow, a little slower).
+    base = max(g.size for g in groups) + 1
+    keyed = u * math.log2(base) < 62
+    weights = base ** np.arange(u, dtype=np.int64) if keyed else np.zeros(u, dtype=np.int64)
+    cache: dict[tuple[str, int], Any] = {}
+
+    def counts_of(grp: _SizeGroup) -> NDArray[np.int64]:
+        if ("c", grp.size) not in cache:
+            n_rows = grp.codes.shape[0]
+            c = np.zeros((n_rows, u), dtype=np.int64)
+            np.add.at(c, (np.repeat(np.arange(n_rows), grp.size), grp.codes.reshape(-1)), 1)
+            cache[("c", grp.size)] = c
+        return cache[("c", grp.size)]
+
+    def sorted_keys(grp: _SizeGroup) -> tuple[NDArray[Any], NDArray[np.int64]]:
+        if ("k", grp.size) not in cache:
+            keys = counts_of(grp) @ weights if keyed else _row_keys(counts_of(grp))
+            order = np.argsort(keys, kind="stable")
+            cache[("k", grp.size)] = (keys[order], order)
+        return cache[("k", grp.size)]
+
     for g in groups:
         m, codes, n_m = g.size, g.codes, g.codes.shape[0]
         if n_m == 0:
@@ -269,23 +299,19 @@ def _pairs(
                 weights_big = u ** np.arange(m, -1, -1, dtype=np.int64)
                 for p in range(m + 1):
                     for x in range(u):
-                        new = np.concatenate(
-                            [codes[:, :p], np.full((n_m, 1), x, dtype=np.int64), codes[:, p:]], axis=1
-                        )
+                        new = np.concatenate([codes[:, :p], np.full((n_m, 1), x, dtype=np.int64), codes[:, p:]], axis=1)
                         left.append(g.offset + rows)
                         right.append(big.offset + new @ weights_big)
             else:
-                counts = np.zeros((n_m, u), dtype=np.int64)
-                np.add.at(counts, (np.repeat(rows, m), codes.reshape(-1)), 1)
-                big_counts = np.zeros((big.codes.shape[0], u), dtype=np.int64)
-                np.add.at(
-                    big_counts,
-                    (np.repeat(np.arange(big.codes.shape[0]), m + 1), big.codes.reshape(-1)),
-                    1,
-                )
-                new = (counts[:, None, :] + np.eye(u, dtype=np.int64)[None, :, :]).reshape(-1, u)
+                # a multiset is its vector of counts; adding x adds 1 to count x
+                small_c = counts_of(g)
                 left.append(g.offset + np.repeat(rows, u))
-                right.append(big.offset + _match_rows(big_counts, new))
+                if keyed:
+                    new_keys = (small_c @ weights)[:, None] + weights[None, :]
+                    right.append(big.offset + _lookup(sorted_keys(big), new_keys.reshape(-1)))
+                else:
+                    new = (small_c[:, None, :] + np.eye(u, dtype=np.int64)[None, :, :]).reshape(-1, u)
+                    right.append(big.offset + _lookup(sorted_keys(big), _row_keys(new)))
         else:  # replace: same size, one record changed to a different value
             if m == 0:
                 continue
@@ -299,24 +325,26 @@ def _pairs(
                         right.append(g.offset + ids[mask] + (x - codes[mask, p]) * weights[p])
             else:
                 rows = np.arange(n_m)
-                counts = np.zeros((n_m, u), dtype=np.int64)
-                np.add.at(counts, (np.repeat(rows, m), codes.reshape(-1)), 1)
+                counts = counts_of(g)
+                keys = counts @ weights if keyed else None
                 for y in range(u):
                     has_y = counts[:, y] > 0
                     for x in range(y + 1, u):  # remove y < add x: each unordered pair once
-                        new = counts[has_y].copy()
-                        new[:, y] -= 1
-                        new[:, x] += 1
                         left.append(g.offset + rows[has_y])
-                        right.append(g.offset + _match_rows(counts, new))
+                        if keyed:
+                            new_keys = keys[has_y] - weights[y] + weights[x]
+                            right.append(g.offset + _lookup(sorted_keys(g), new_keys))
+                        else:
+                            new = counts[has_y].copy()
+                            new[:, y] -= 1
+                            new[:, x] += 1
+                            right.append(g.offset + _lookup(sorted_keys(g), _row_keys(new)))
     if not left:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate(left), np.concatenate(right)
 
 
-def _evaluate(
-    query: Query, uni: NDArray[Any], groups: list[_SizeGroup], vectorized: bool
-) -> NDArray[np.float64]:
+def _evaluate(query: Query, uni: NDArray[Any], groups: list[_SizeGroup], vectorized: bool) -> NDArray[np.float64]:
     """Query answers, one row per data set (global id order), as a float matrix."""
     blocks: list[NDArray[np.float64]] = []
     width: int | None = None
@@ -333,9 +361,7 @@ def _evaluate(
             if width == 0:
                 raise ValueError("query must return at least one number")
         elif arr.shape[1] != width:
-            raise ValueError(
-                f"query must return answers of one fixed length {width}; got {arr.shape[1]} on {where}"
-            )
+            raise ValueError(f"query must return answers of one fixed length {width}; got {arr.shape[1]} on {where}")
         if not np.all(np.isfinite(arr)):
             bad = int(np.argmax(~np.all(np.isfinite(arr), axis=1)))
             raise ValueError(

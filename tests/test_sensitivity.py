@@ -118,9 +118,7 @@ def test_worst_pair_attains_value_and_is_a_neighbour():
     assert float(r) == r.value
 
 
-@pytest.mark.parametrize(
-    "u,lo,hi,ordered", [(3, 0, 3, False), (4, 1, 3, False), (2, 0, 4, True), (3, 2, 3, True)]
-)
+@pytest.mark.parametrize("u,lo,hi,ordered", [(3, 0, 3, False), (4, 1, 3, False), (2, 0, 4, True), (3, 2, 3, True)])
 def test_enumeration_counts(u, lo, hi, ordered):
     sets = enumerate_datasets(np.arange(u), min_size=lo, max_size=hi, ordered=ordered)
     assert len(sets) == count_datasets(u, lo, hi, ordered)
@@ -253,3 +251,18 @@ def test_bad_query_outputs():
         l1_sensitivity(lambda batch: 1.0, [0, 1], max_size=2, vectorized=True)
     with pytest.raises(ValueError, match="no neighbouring pair"):
         l1_sensitivity(len, [0], max_size=2, relation="replace")
+
+
+@pytest.mark.parametrize("relation", NEIGHBOUR_RELATIONS)
+def test_pairs_when_count_keys_would_overflow(relation):
+    # 40 record types, sizes up to 2: count-vector keys need 40 * log2(3) > 62 bits, so the
+    # module matches count rows instead; the pairs must still be exactly the neighbours
+    u, hi = 40, 2
+    got = neighbouring_pairs(np.arange(u), max_size=hi, relation=relation)
+    got_set = {frozenset([tuple(a.tolist()), tuple(b.tolist())]) for a, b in got}
+    assert got_set == _reference_pairs(u, hi, relation, ordered=False)
+    expected = 1.0 if relation == "add_remove" else 2.0
+    assert (
+        l1_sensitivity(lambda r: np.bincount(r.astype(int), minlength=u), np.arange(u), max_size=hi, relation=relation)
+        == expected
+    )
