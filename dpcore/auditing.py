@@ -388,17 +388,19 @@ def _choose_grid(x: NDArray[np.float64], bins: int) -> _Grid:
 
 
 def _cp_lower(k: NDArray[np.float64], n: int, a: float) -> NDArray[np.float64]:
-    k = np.asarray(k, dtype=float)
+    """Clopper-Pearson lower bounds at level ``a`` (one beta quantile per distinct count)."""
+    uk, inv = np.unique(np.asarray(k, dtype=float), return_inverse=True)
     with np.errstate(invalid="ignore"):
-        out = special.betaincinv(np.maximum(k, 1e-300), n - k + 1, a)
-    return np.where(k <= 0, 0.0, out)
+        out = special.betaincinv(np.maximum(uk, 1e-300), n - uk + 1, a)
+    return np.where(uk <= 0, 0.0, out)[inv].reshape(np.shape(k))
 
 
 def _cp_upper(k: NDArray[np.float64], n: int, a: float) -> NDArray[np.float64]:
-    k = np.asarray(k, dtype=float)
+    """Clopper-Pearson upper bounds at level ``a`` (one beta quantile per distinct count)."""
+    uk, inv = np.unique(np.asarray(k, dtype=float), return_inverse=True)
     with np.errstate(invalid="ignore"):
-        out = special.betaincinv(k + 1, np.maximum(n - k, 1e-300), 1 - a)
-    return np.where(k >= n, 1.0, out)
+        out = special.betaincinv(uk + 1, np.maximum(n - uk, 1e-300), 1 - a)
+    return np.where(uk >= n, 1.0, out)[inv].reshape(np.shape(k))
 
 
 def _log_ratio(p_lo: NDArray[np.float64], q_hi: NDArray[np.float64], delta: float) -> NDArray[np.float64]:
