@@ -11,12 +11,16 @@ A mechanism :math:`M` is :math:`(\varepsilon, \delta)`-DP between neighbours
 statistical statement (Ding et al. 2018; Jagielski et al. 2020):
 
 1. **Selection.** A first part of the samples from each side (by default 20 %)
-   is counted on a fixed grid of candidate thresholds. Every lower tail
-   :math:`\{y < t\}` and upper tail :math:`\{y \ge t\}`, in both directions
+   is counted on a grid of candidate thresholds, fixed from the first
+   selection chunk: ``bins`` uniform bins spanning that chunk's range widened
+   by half its width on each side, or unit bins centred on the integers when
+   the outputs are integers. Every lower tail :math:`\{y < t\}` and upper
+   tail :math:`\{y \ge t\}`, in both directions
    (:math:`d` over :math:`d'` and :math:`d'` over :math:`d`), is scored and
-   the best event of each of the four (tail, direction) kinds is kept. The score is the Clopper--Pearson
-   bound the selection counts give by themselves, which penalises far-tail
-   events whose few hits would make a noisy ratio look large.
+   the best event of each of the four (tail, direction) kinds is kept. The
+   score is the Clopper--Pearson bound the selection counts give by
+   themselves, which penalises far-tail events whose few hits would make a
+   noisy ratio look large.
 2. **Estimation.** On the remaining, disjoint samples each kept event
    :math:`E_i` gets an exact Clopper--Pearson lower bound :math:`p^{lo}_i` on
    its probability under the numerator side and an upper bound
@@ -40,16 +44,17 @@ so the maximum is :math:`\le \varepsilon` too. Integrating over the selection
 gives :math:`P(\text{epsilon\_lower} > \varepsilon) \le \alpha` for every
 mechanism that is :math:`(\varepsilon,\delta)`-DP between ``d`` and ``d_prime``.
 Nothing about the grid, the scores or the rounding of the bin boundaries
-matters: an event is any deterministic function of the output, and the same
-function is used in both phases.
+matters (the selection scores events through grid bins, the estimation counts
+exactly :math:`\{y < t\}` or :math:`\{y \ge t\}`): all the proof needs is
+that the estimated events are fixed before the estimation samples are drawn.
 
 Scale
 -----
 Samples are generated and counted in chunks of ``chunk_size``; only integer
 histograms over the grid are kept (selection), or the counts of the few
 kept events (estimation: one comparison per event and sample), so memory is
-flat in ``n_samples``. Chunk
-``j`` of side ``s`` in phase ``p`` draws from its own stream, the child
+flat in ``n_samples``. Chunk ``j`` of side ``s`` in phase ``p`` draws from
+its own stream, the child
 ``SeedSequence(entropy, spawn_key=root_key + (p, s, j))`` -- exactly what
 ``root.spawn(2)[p].spawn(2)[s].spawn(...)[j]`` returns -- so streams are
 independent and a chunk's samples do not depend on which process made them.

@@ -105,9 +105,9 @@ def _bernoulli_exp(src: _Uniform, num: NDArray[np.int64], den: int) -> NDArray[n
     r"""Exact Bernoulli(exp(-num_i/den)) trials, Canonne, Kamath & Steinke (2020), Algorithm 1.
 
     For :math:`\gamma \in [0,1]`: draw :math:`A_k \sim \mathrm{Bern}(\gamma/k)`
-    for :math:`k = 1, 2, \dots` until the first :math:`A_K = 0`; return
-    :math:`[K \text{ odd}]`, whose probability is
-    :math:`\sum_{k}(-\gamma)^{k-1}... = e^{-\gamma}`. For :math:`\gamma > 1`,
+    for :math:`k = 1, 2, \dots` until the first :math:`A_K = 0`; then
+    :math:`P(K > k) = \gamma^k/k!`, so :math:`P(K \text{ odd}) = e^{-\gamma}`.
+    For :math:`\gamma > 1`,
     :math:`\lfloor\gamma\rfloor` trials of :math:`\mathrm{Bern}(e^{-1})` must
     all succeed, then one :math:`\mathrm{Bern}(e^{-(\gamma - \lfloor\gamma\rfloor)})`.
     :math:`\mathrm{Bern}(\gamma/k)` is drawn as :math:`\mathrm{Bern}(\text{num}/\text{den})
@@ -370,8 +370,9 @@ def discrete_laplace_mechanism(
 
     For neighbours with :math:`|f(D) - f(D')| \le \Delta` the ratio of output
     probabilities is :math:`e^{(|z - f(D')| - |z - f(D)|)\varepsilon/\Delta} \le e^{\varepsilon}`
-    (Canonne, Kamath & Steinke 2020, Proposition 2 for the Gaussian analogue;
-    Ghosh et al.'s geometric mechanism). Integer arithmetic only, so no
+    by the triangle inequality, exactly as for the continuous Laplace
+    mechanism. The noise is sampled exactly with integer arithmetic only
+    (Canonne, Kamath & Steinke 2020, Algorithm 2), so there is no
     floating-point side channel (Mironov 2012).
 
     Parameters
@@ -408,10 +409,10 @@ def discrete_laplace_mechanism(
 def discrete_gaussian_mechanism(value: ArrayLike, sigma2: Any, rng: RNGLike = None) -> Any:
     r"""Release an integer query with exact discrete Gaussian noise :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)`.
 
-    Canonne, Kamath & Steinke (2020, Theorem 4): for integer queries of L2
-    sensitivity :math:`\Delta` this satisfies :math:`\tfrac12(\Delta/\sigma)^2`-zCDP
-    and is :math:`(\varepsilon,\delta)`-DP for the :math:`\delta` of their
-    Theorem 7, which is at most that of the continuous Gaussian.
+    Canonne, Kamath & Steinke (2020) show that for integer queries of L2
+    sensitivity :math:`\Delta` this satisfies
+    :math:`\tfrac12(\Delta/\sigma)^2`-concentrated DP, as the continuous
+    Gaussian mechanism does; the noise is sampled exactly (their Algorithm 3).
 
     Raises
     ------
