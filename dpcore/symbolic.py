@@ -3,21 +3,14 @@
 Chapters import their symbols from here instead of redefining them, so that
 every derivation in the book works with the same assumptions:
 
-=============  ==================================  ============================
-symbol         meaning                             assumption
-=============  ==================================  ============================
-``x, y, z, t``  points, outputs, integration vars  real
-``s``          a distance from the centre          positive
-``mu``         location                            real
-``b``          Laplace scale                       positive
-``sigma``      Gaussian standard deviation         positive
-``epsilon``    privacy parameter                   positive
-``delta``      privacy parameter                   positive
-``Delta``      sensitivity                         positive
-``alpha``      Renyi order                         positive (chapters add > 1)
-``u, v``       query answers f(D), f(D')           real
-``k, d, n``    counts, dimensions, sizes           positive integer
-=============  ==================================  ============================
+* ``x, y, z, t`` -- points, outputs, integration variables (real);
+* ``s`` -- a distance from the centre (positive);
+* ``mu`` -- a location (real); ``u, v`` -- query answers f(D), f(D') (real);
+* ``b`` -- a Laplace scale; ``sigma`` -- a Gaussian standard deviation (positive);
+* ``epsilon``, ``delta`` -- privacy parameters (positive);
+* ``Delta`` -- a sensitivity (positive);
+* ``alpha`` -- a Renyi order (positive; chapters add alpha > 1 where needed);
+* ``k, d, n`` -- counts, dimensions, sizes (positive integers).
 
 The helpers never type a result in: :func:`assert_equal` simplifies the
 difference of two expressions and fails unless it is zero, so a wrong claimed
