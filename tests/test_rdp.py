@@ -129,6 +129,17 @@ def test_laplace_rdp_stable_for_large_alpha_and_small_b():
     assert curve.shape == DEFAULT_RDP_ORDERS.shape and np.all(np.diff(curve) >= 0)
 
 
+def test_renyi_divergence_on_a_half_line():
+    """Exponential laws on [0, inf): D_a = log(l1/l2) + log(l1 / (a l1 + (1-a) l2)) / (a-1), by mpmath."""
+    for a, l1, l2 in [(1.5, 1.0, 2.0), (3.0, 2.0, 1.5), (20.0, 1.0, 0.98)]:
+        with mp.workdps(40):
+            ref = float(mp.log(mp.mpf(l1) / l2) + mp.log(l1 / (a * mp.mpf(l1) + (1 - a) * l2)) / (a - 1))
+        num = renyi_divergence(
+            lambda z, l1=l1: math.log(l1) - l1 * z, lambda z, l2=l2: math.log(l2) - l2 * z, a, lower=0.0, points=[0.0]
+        )
+        assert num == pytest.approx(ref, rel=1e-10)
+
+
 def test_renyi_divergence_rejects_unnormalised_density():
     with pytest.raises(ValueError, match="logq"):
         renyi_divergence(gauss_logpdf(0, 1), lambda x: gauss_logpdf(1, 1)(x) + 0.1, 2.0, points=[0, 1])
