@@ -45,7 +45,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["Claim", "claims", "get_claim", "record", "load_results", "anchor", "CLAIMS_DIR"]
+__all__ = ["Claim", "Record", "claims", "get_claim", "record", "load_results", "anchor", "CLAIMS_DIR"]
 
 CLAIMS_DIR = Path(__file__).with_name("claims")
 _REQUIRED = ("id", "chapter", "statement", "seed", "passage", "kind")
@@ -120,7 +120,7 @@ def anchor(claim_id: str) -> str:
 _SHOWN_ANCHORS: set[str] = set()  # anchors already emitted in this kernel (ids must be unique)
 
 
-class _Record:
+class Record:
     """The outcome of one :func:`record` call; displays itself once as a badge with an anchor."""
 
     def __init__(self, claim: Claim, passed: bool, evidence: str) -> None:
@@ -166,6 +166,9 @@ class _Record:
         return f"ledger: {self.claim.id} {'passed' if self.passed else 'FAILED'}"
 
 
+_Record = Record  # the name this class had first
+
+
 def _in_kernel() -> bool:
     try:
         from IPython import get_ipython
@@ -175,7 +178,7 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def record(claim_id: str, passed: bool, evidence: Any = "") -> _Record:
+def record(claim_id: str, passed: bool, evidence: Any = "") -> Record:
     """Record the outcome of the check of a declared claim, and assert it.
 
     Parameters
@@ -207,7 +210,7 @@ def record(claim_id: str, passed: bool, evidence: Any = "") -> _Record:
             fh.write(json.dumps({"id": claim.id, "passed": ok, "evidence": text}, ensure_ascii=False) + "\n")
     if not ok:
         raise AssertionError(f"ledger claim {claim.id!r} failed: {claim.statement} -- {text}")
-    rec = _Record(claim, ok, text)
+    rec = Record(claim, ok, text)
     if _in_kernel():  # show the badge (and its anchor) right where the claim is checked
         rec._ipython_display_()
     return rec

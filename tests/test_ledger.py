@@ -1,0 +1,196 @@
+"""The verification ledger is complete, consistent, and never silently shrinks.
+
+* every ``dpcore/claims/*.toml`` parses into well-formed claims;
+* every chapter notebook that calls ``ledger.record`` has its ids declared
+  (for that chapter), and every declared id is checked by its chapter's
+  notebook (found by scanning the notebooks' sources: ids are written literally);
+* the number of declared claims, in total and per chapter, is at least the
+  committed floor in ``dpcore/claims/COUNT`` (raise it deliberately when
+  claims are added; lowering it is a visible, reviewed change);
+* when a book build left its records (``$DPCORE_LEDGER_DIR`` or
+  ``_build/ledger``), none of them failed, each is declared, and every claim of
+  a chapter that ran is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dpcore import ledger
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = ROOT / "chapters"
+FLOOR_FILE = ledger.CLAIMS_DIR / "COUNT"
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9_-]*)+$")
+RECORD_CALL = re.compile(r"\brecord\(\s*(?:claim_id\s*=\s*)?[rbuf]?([\"'])(?P<id>[^\"']+)\1")
+STRING_LITERAL = re.compile(r"([\"'])(?P<s>[a-z0-9][a-z0-9._-]*)\1")
+
+
+def notebook_code(path: Path) -> str:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return "\n".join(
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+    )
+
+
+def chapter_sources() -> dict[str, str]:
+    return {p.stem: notebook_code(p) for p in sorted(CHAPTERS.glob("*.ipynb"))}
+
+
+def read_floor() -> tuple[int, dict[str, int]]:
+    total, per_chapter = 0, {}
+    for line in FLOOR_FILE.read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, value = line.split()
+        if key == "total":
+            total = int(value)
+        else:
+            per_chapter[key] = int(value)
+    return total, per_chapter
+
+
+# --------------------------------------------------------------------------- the registry
+def test_registry_parses_and_is_well_formed() -> None:
+    ledger.claims.cache_clear()
+    declared = ledger.claims()
+    for path in sorted(ledger.CLAIMS_DIR.glob("*.toml")):
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+        assert set(data) <= {"claim"}, f"{path.name}: unexpected top-level keys {set(data) - {'claim'}}"
+        for entry in data.get("claim", []):
+            assert entry["chapter"] == path.stem, f"{path.name}: claim {entry['id']} names chapter {entry['chapter']}"
+    for cid, claim in declared.items():
+        assert ID_RE.match(cid), f"claim id {cid!r} is not '<chapter-slug>.<name>' in lower case"
+        assert (CHAPTERS / f"{claim.chapter}.ipynb").exists(), f"{cid}: no notebook chapters/{claim.chapter}.ipynb"
+        assert claim.statement.strip(), f"{cid}: empty statement"
+        if claim.kind == "erratum":
+            assert cid.startswith("erratum."), f"erratum {cid!r} must be named 'erratum.<seed>.<name>'"
+            assert claim.seed, f"erratum {cid} must name the seed file it corrects"
+            assert claim.passage.strip(), f"erratum {cid} must quote the seed's passage"
+        else:
+            assert not cid.startswith("erratum."), f"{cid} is named like an erratum but has kind 'claim'"
+        if claim.seed:
+            assert re.fullmatch(r"\d{3}", claim.seed), f"{cid}: seed must be a 3-digit seed file prefix"
+    anchors = Counter(ledger.anchor(cid) for cid in declared)
+    assert not [a for a, n in anchors.items() if n > 1], "two claim ids map to the same HTML anchor"
+
+
+def test_bad_declarations_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cases = {
+        "missing": '[[claim]]\nid = "x.a"\nchapter = "c"\nkind = "claim"\n',
+        "kind": '[[claim]]\nid = "x.a"\nchapter = "c"\nstatement = "s"\nseed = ""\npassage = ""\nkind = "maybe"\n',
+        "erratum": '[[claim]]\nid = "erratum.000.a"\nchapter = "c"\nstatement = "s"\nseed = "000"\n'
+        'passage = "p"\nkind = "erratum"\n',
+    }
+    for name, text in cases.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "c.toml").write_text(text)
+        monkeypatch.setattr(ledger, "CLAIMS_DIR", d)
+        ledger.claims.cache_clear()
+        with pytest.raises(ValueError):
+            ledger.claims()
+    ledger.claims.cache_clear()
+
+
+def test_record_refuses_undeclared_ids_and_asserts_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    declared = ledger.claims()
+    if not declared:
+        pytest.skip("no claim declared yet")
+    cid, claim = next(iter(declared.items()))
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
+    with pytest.raises(KeyError):
+        ledger.record("no-such.claim", True)
+    rec = ledger.record(cid, True, "evidence text")
+    assert rec.passed and f'id="{ledger.anchor(cid)}"' in rec._repr_html_()
+    with pytest.raises(AssertionError):
+        ledger.record(cid, False, "it broke")
+    lines = [json.loads(x) for x in (tmp_path / f"{claim.chapter}.jsonl").read_text().splitlines()]
+    assert [r["passed"] for r in lines] == [True, False]
+    assert ledger.load_results(tmp_path)[cid]["passed"] is False  # the last record of an id wins
+
+
+def test_anchor_slugs() -> None:
+    assert ledger.anchor("gaussian.theorem8-mc") == "ledger-gaussian-theorem8-mc"
+    assert ledger.anchor("erratum.002.erf-upper-limit") == "ledger-erratum-002-erf-upper-limit"
+
+
+# --------------------------------------------------------------------------- chapters <-> registry
+def test_every_recorded_id_is_declared_for_its_chapter() -> None:
+    declared = ledger.claims()
+    problems = []
+    for stem, code in chapter_sources().items():
+        for m in RECORD_CALL.finditer(code):
+            cid = m["id"]
+            if cid not in declared:
+                problems.append(f"chapters/{stem}.ipynb records {cid!r}, which dpcore/claims/*.toml does not declare")
+            elif declared[cid].chapter != stem:
+                problems.append(f"chapters/{stem}.ipynb records {cid!r}, declared for {declared[cid].chapter}")
+        if "record(" in code and "ledger" in code and not (ledger.CLAIMS_DIR / f"{stem}.toml").exists():
+            problems.append(f"chapters/{stem}.ipynb calls ledger.record but dpcore/claims/{stem}.toml is missing")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_declared_id_is_checked_by_its_chapter() -> None:
+    sources = chapter_sources()
+    missing = []
+    for cid, claim in ledger.claims().items():
+        code = sources.get(claim.chapter, "")
+        literals = {m["s"] for m in STRING_LITERAL.finditer(code)}
+        if "record(" not in code or cid not in literals:
+            missing.append(f"{cid} (declared for chapters/{claim.chapter}.ipynb)")
+    assert not missing, "declared but never recorded (write the id literally in the record call):\n" + "\n".join(
+        missing
+    )
+
+
+def test_declared_claims_never_silently_drop() -> None:
+    total_floor, chapter_floor = read_floor()
+    declared = ledger.claims()
+    per_chapter = Counter(c.chapter for c in declared.values())
+    assert len(declared) >= total_floor, (
+        f"{len(declared)} claims are declared, fewer than the floor {total_floor} in {FLOOR_FILE}: "
+        "a claim was removed. If that is deliberate, lower the floor in the same commit and say why."
+    )
+    drops = {ch: (per_chapter.get(ch, 0), n) for ch, n in chapter_floor.items() if per_chapter.get(ch, 0) < n}
+    assert not drops, f"chapters below their claim floor (declared, floor): {drops}"
+
+
+# --------------------------------------------------------------------------- a build's records
+def build_ledger_dir() -> Path:
+    return Path(os.environ.get("DPCORE_LEDGER_DIR") or ROOT / "_build" / "ledger")
+
+
+def test_no_record_failed_in_the_last_build() -> None:
+    directory = build_ledger_dir()
+    files = sorted(directory.glob("*.jsonl")) if directory.is_dir() else []
+    if not files:
+        pytest.skip(f"no book build records in {directory} (build the book first)")
+    declared = ledger.claims()
+    failed, undeclared, unrecorded = [], [], []
+    for path in files:
+        seen = set()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            seen.add(rec["id"])
+            if rec["id"] not in declared:
+                undeclared.append(rec["id"])
+            if not rec["passed"]:
+                failed.append(f"{rec['id']}: {rec.get('evidence', '')}")
+        unrecorded += [cid for cid, c in declared.items() if c.chapter == path.stem and cid not in seen]
+    assert not failed, "records that FAILED in the build:\n" + "\n".join(failed)
+    assert not undeclared, f"records of undeclared ids: {undeclared}"
+    assert not unrecorded, f"claims of chapters that ran but were not recorded: {unrecorded}"
