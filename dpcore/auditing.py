@@ -17,10 +17,12 @@ statistical statement (Ding et al. 2018; Jagielski et al. 2020):
    the outputs are integers. Every lower tail :math:`\{y < t\}` and upper
    tail :math:`\{y \ge t\}`, in both directions
    (:math:`d` over :math:`d'` and :math:`d'` over :math:`d`), is scored and
-   the best event of each of the four (tail, direction) kinds is kept. The
-   score is the Clopper--Pearson bound the selection counts give by
-   themselves, which penalises far-tail events whose few hits would make a
-   noisy ratio look large.
+   the best event of each of the four (tail, direction) kinds is a
+   candidate. The score is the Clopper--Pearson bound the selection counts
+   give by themselves, which penalises far-tail events whose few hits would
+   make a noisy ratio look large. Candidates whose score is positive are kept
+   (or the single best one if none is), so typically :math:`m = 2` events
+   (one per tail) go on to the estimation phase.
 2. **Estimation.** On the remaining, disjoint samples each kept event
    :math:`E_i` gets an exact Clopper--Pearson lower bound :math:`p^{lo}_i` on
    its probability under the numerator side and an upper bound
@@ -244,7 +246,7 @@ class AuditResult:
     n_selection, n_estimation : int
         Per-side sizes of the two disjoint parts.
     events : tuple of AuditEvent
-        The events kept by the selection phase (Bonferroni is over these).
+        The events kept by the selection phase (1 to 4; Bonferroni is over these).
     best : AuditEvent
         The event achieving ``epsilon_lower`` (or the best of them if all are <= 0).
     grid : tuple
@@ -547,20 +549,26 @@ def audit_epsilon(
     sel = [sel[s] + pilot_counts[s] for s in (0, 1)]
 
     # Selection: score every tail event in both directions by the bound its selection
-    # counts give on their own, at the Bonferroni level for the m = 4 kept events. (Scoring
-    # with counts scaled up to n_est would favour far-tail events whose few hits are noise.)
+    # counts give on their own, at the Bonferroni level for m = 4 events. (Scoring with
+    # counts scaled up to n_est would favour far-tail events whose few hits are noise.)
     m = len(_KINDS)
     a = alpha / (2 * m)
     sel_tails = [_tails(h) for h in sel]  # [side][tail] -> counts per threshold index
     edges = grid.edges
-    kept: list[tuple[str, str, int]] = []
+    candidates: list[tuple[float, tuple[str, str, int]]] = []
     for tail, numerator in _KINDS:
         ti = 0 if tail == "lower" else 1
         num_side = 0 if numerator == "d" else 1
         k_p = sel_tails[num_side][ti]
         k_q = sel_tails[1 - num_side][ti]
         score = _log_ratio(_cp_lower(k_p, n_sel, a), _cp_upper(k_q, n_sel, a), delta_f)
-        kept.append((tail, numerator, int(np.argmax(score))))
+        j = int(np.argmax(score))
+        candidates.append((float(score[j]), (tail, numerator, j)))
+    # Keep the kinds whose best event already certifies epsilon > 0 on the selection
+    # samples (at least the single best one): fewer events, a milder Bonferroni correction
+    # and fewer comparisons per sample. The choice depends on selection samples only.
+    kept = [ev for sc, ev in candidates if sc > 0] or [max(candidates, key=lambda c: c[0])[1]]
+    a = alpha / (2 * len(kept))
 
     # Estimation: only the kept thresholds are counted, as {y < t} (cheap: one comparison each).
     thresholds = _Thresholds(tuple(sorted({float(edges[j]) for _, _, j in kept})))

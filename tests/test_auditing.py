@@ -33,7 +33,7 @@ def test_validity_and_power_on_correct_laplace_eps1():
     assert res.epsilon_lower <= 1.0  # validity
     assert res.epsilon_lower >= 0.9  # power with 1e6 samples per side
     assert res.n_selection + res.n_estimation == 10**6
-    assert len(res.events) == 4 and res.best in res.events
+    assert 1 <= len(res.events) <= 4 and res.best in res.events
     b = res.best
     assert b.hits_numerator <= res.n_estimation and b.p_lower < b.hits_numerator / res.n_estimation
 
