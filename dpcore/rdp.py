@@ -202,7 +202,8 @@ def renyi_divergence(
     Returns
     -------
     float
-        :math:`D_\alpha(P\|Q)` in nats.
+        :math:`D_\alpha(P\|Q)` in nats; ``inf`` when a probe point has
+        :math:`p > 0 = q` (:math:`P` not absolutely continuous w.r.t. :math:`Q`).
 
     Raises
     ------
@@ -229,6 +230,11 @@ def renyi_divergence(
         # where p = 0 the integrand is 0 whatever q is
         return np.where(lp == -np.inf, -np.inf, out)
 
+    # P not absolutely continuous w.r.t. Q on a probe point: the divergence is +infinity
+    probe = np.concatenate((pts, [0.0], scale * np.geomspace(1e-3, 1e3, 61), -scale * np.geomspace(1e-3, 1e3, 61)))
+    probe = probe[(probe >= lower) & (probe <= upper)]
+    if probe.size and np.any(np.isposinf(log_integrand(probe))):
+        return math.inf
     if check_normalised:
         for name, f in (("logp", logp), ("logq", logq)):
             log_mass, _, _ = _log_integral(f, lower, upper, pts, scale, epsrel)

@@ -140,6 +140,18 @@ def test_renyi_divergence_on_a_half_line():
         assert num == pytest.approx(ref, rel=1e-10)
 
 
+def test_renyi_divergence_infinite_without_absolute_continuity():
+    # P = U(0, 2), Q = U(0, 1): p > 0 = q on (1, 2), so D_alpha = +inf for every alpha > 1
+    def log_uniform(width):
+        return lambda z: np.where((np.asarray(z) >= 0) & (np.asarray(z) <= width), -math.log(width), -np.inf)
+
+    d = renyi_divergence(log_uniform(2.0), log_uniform(1.0), 2.0, lower=0.0, upper=2.0, points=[1.0])
+    assert d == math.inf
+    # and Q = U(0, 2) against P = U(0, 1) is finite: D_alpha = log 2
+    d = renyi_divergence(log_uniform(1.0), log_uniform(2.0), 2.0, lower=0.0, upper=2.0, points=[1.0])
+    assert d == pytest.approx(math.log(2.0), rel=1e-10)
+
+
 def test_renyi_divergence_rejects_unnormalised_density():
     with pytest.raises(ValueError, match="logq"):
         renyi_divergence(gauss_logpdf(0, 1), lambda x: gauss_logpdf(1, 1)(x) + 0.1, 2.0, points=[0, 1])
