@@ -56,6 +56,7 @@ LogDensity = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 #: Default grid of Rényi orders: 1.01 ... 10^4, 256 orders spaced geometrically in alpha - 1.
 DEFAULT_RDP_ORDERS: NDArray[np.float64] = 1.0 + np.geomspace(1e-2, 1e4, 256)
+DEFAULT_RDP_ORDERS.setflags(write=False)
 
 
 # --------------------------------------------------------------------------- validation
@@ -469,6 +470,17 @@ def rdp_to_dp(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tuple[float, f
 # --------------------------------------------------------------------------- accountant
 
 
+def _broadcast_parameters(
+    name: str, scale: NDArray[np.float64], sensitivity: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    try:
+        return np.broadcast_arrays(scale.ravel(), sensitivity.ravel())
+    except ValueError:
+        raise ValueError(
+            f"{name} and sensitivity must be scalars or of equal length; got {scale.size} and {sensitivity.size}"
+        ) from None
+
+
 class RdpAccountant:
     r"""An RDP accountant: adds RDP curves on a fixed grid of orders and converts with :func:`rdp_to_dp`.
 
@@ -555,7 +567,7 @@ class RdpAccountant:
         """
         s = np.atleast_1d(check_positive_finite_array("sigma", sigma))
         d = np.atleast_1d(check_positive_finite_array("sensitivity", sensitivity))
-        s, d = np.broadcast_arrays(s.ravel(), d.ravel())
+        s, d = _broadcast_parameters("sigma", s, d)
         coeff = (d / s) ** 2 / 2.0
         self._add(coeff[:, None] * self._orders[None, :], count)
 
@@ -572,7 +584,7 @@ class RdpAccountant:
         """
         bb = np.atleast_1d(check_positive_finite_array("b", b))
         d = np.atleast_1d(check_positive_finite_array("sensitivity", sensitivity))
-        bb, d = np.broadcast_arrays(bb.ravel(), d.ravel())
+        bb, d = _broadcast_parameters("b", bb, d)
         ratio = (d / bb)[:, None]
         self._add(_laplace_rdp_ratio(self._orders[None, :], ratio), count)
 

@@ -317,6 +317,8 @@ def test_accountant_close_to_exact():
         (lambda: RdpAccountant().compose_gaussian(1.0, count=-1), "count"),
         (lambda: RdpAccountant().compose_gaussian(1.0, count=1.5), "count"),
         (lambda: RdpAccountant().compose_laplace(-2.0), "b"),
+        (lambda: RdpAccountant().compose_gaussian([1.0, 2.0], sensitivity=[1.0, 2.0, 3.0]), "sigma and sensitivity"),
+        (lambda: RdpAccountant().compose_gaussian([1.0, 2.0], count=[1, 2, 3]), "count"),
         (lambda: RdpAccountant().epsilon(0.0), "delta"),
         (lambda: RdpAccountant().epsilon_and_order(1.5), "delta"),
         (lambda: RdpAccountant(orders=[2.0, 3.0]).compose_rdp([1.0]), "same length"),
