@@ -164,7 +164,8 @@ def _safety_margin(log_target: float) -> float:
 def _solve_decreasing(fun, hi: float, step: float, log_target: float, tol: float) -> float:
     """Largest-safe root of a decreasing ``fun(x) -> (log delta, derivative)``.
 
-    ``hi`` must satisfy ``fun(hi)[0] <= log_target`` (the caller proves it).
+    ``hi`` should satisfy ``fun(hi)[0] <= log_target`` (the caller proves it up
+    to the rounding margin; if it does not, ``hi`` is moved up until it does).
     Newton steps start from ``hi``; a lower end ``lo`` with ``fun(lo)[0] >
     log_target`` comes from the first step that overshoots, or from doubling
     ``step`` when a step is unusable. Once both ends are known, a Newton step
@@ -174,8 +175,12 @@ def _solve_decreasing(fun, hi: float, step: float, log_target: float, tol: float
     the iteration stops as soon as ``log_target - tol <= log delta <= log_target``.
     """
     fhi, dhi = fun(hi)
-    if fhi > log_target:  # pragma: no cover - the callers prove this cannot happen
-        raise RuntimeError("internal error: upper bracket does not satisfy delta")
+    up = step
+    while fhi > log_target:
+        # the caller's bound is proven for the exact target; the target lowered by the
+        # rounding margin can lie just beyond it (delta very close to 1): move up
+        hi, up = hi + up, 2.0 * up
+        fhi, dhi = fun(hi)
     lo = -math.inf  # no lower end known yet: found by Newton overshoot or by doubling ``step``
     x, fx, dx = hi, fhi, dhi
     last_step = math.inf
@@ -312,8 +317,9 @@ def gaussian_log_delta(sigma: float, sensitivity: float, epsilon: ArrayLike) -> 
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     eps = _check_nonnegative_finite_array("epsilon", epsilon)
     s = sigma / sensitivity
-    chi = (eps * s - 0.5 / s) / _SQRT2
-    logd, _ = _log_delta_chi_array(chi, eps)
+    with np.errstate(over="ignore", invalid="ignore"):  # chi = +inf: delta = 0, log delta = -inf
+        chi = (eps * s - 0.5 / s) / _SQRT2
+        logd, _ = _log_delta_chi_array(chi, eps)
     if logd.ndim == 0:
         return float(logd)
     return logd
@@ -402,6 +408,34 @@ def _sigma_from_chi(chi: float, epsilon: float) -> float:
     return 1.0 / (_SQRT2 * gap)
 
 
+# relative rounding error of chi = (eps s - 1/(2 s))/sqrt2 when it is recomputed from a
+# double sigma and sensitivity (s = sigma/sensitivity): a few ulp of eps s + 1/(2 s)
+_CHI_ROUNDING = 8.0 * 2.0**-52
+
+
+def _certify(s: float, epsilon: float, log_target: float) -> float:
+    """Smallest s' >= s, in growing steps of a few ulp, that is safe even for a recomputed chi.
+
+    gaussian_delta recomputes chi from sigma, which cancels when eps s ~ 1/(2s) are
+    both large (huge epsilon); delta is decreasing in chi, so it is checked at chi
+    minus the worst rounding error. At ordinary epsilon the first check passes.
+    """
+    step = 4e-15
+    while True:
+        a, b = epsilon * s, 0.5 / s
+        if _log_delta_chi((a - b) / _SQRT2 - _CHI_ROUNDING * (a + b), epsilon)[0] <= log_target:
+            return s
+        s *= 1.0 + step
+        step *= 2.0
+
+
+def _certified_sigma(epsilon: float, delta: float) -> float:
+    """sigma / sensitivity for (epsilon, delta): the root in chi, mapped to sigma and certified."""
+    log_target = math.log(delta)
+    log_target -= _safety_margin(log_target)
+    return _certify(_sigma_from_chi(_analytic_chi(epsilon, delta), epsilon), epsilon, log_target)
+
+
 def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
     r"""Smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP.
 
@@ -437,8 +471,7 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
     sensitivity = _positive("sensitivity", sensitivity)
     epsilon = _positive("epsilon", epsilon)
     delta = _probability("delta", delta)
-    chi = _analytic_chi(epsilon, delta)
-    return sensitivity * _sigma_from_chi(chi, epsilon)
+    return sensitivity * _certified_sigma(epsilon, delta)
 
 
 def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> NDArray[np.float64]:
@@ -471,16 +504,23 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     eps = eps.ravel().astype(float)
     dl = dl.ravel().astype(float)
     if eps.size <= _SCALAR_BATCH:  # small batches: a loop over the scalar solver is faster
-        chi = np.array([_analytic_chi(e, d) for e, d in zip(eps.tolist(), dl.tolist(), strict=True)])
-        return (sens.ravel() * np.array([_sigma_from_chi(c, e) for c, e in zip(chi, eps, strict=True)])).reshape(shape)
+        s_small = [_certified_sigma(e, d) for e, d in zip(eps.tolist(), dl.tolist(), strict=True)]
+        return (sens.ravel() * np.array(s_small)).reshape(shape)
     log_target = np.log(dl)
     margin = 2e-14 * (1.0 + np.abs(log_target))  # = _safety_margin, elementwise
     log_target = log_target - margin
     hi = -special.ndtri(dl) / _SQRT2  # proven: delta(chi) < erfc(chi)/2 = delta there
     lo = np.full(hi.shape, -np.inf)
     step = np.ones(hi.shape)
+    fx, dx = _log_delta_chi_array(hi, eps)
+    up = np.ones(hi.shape)
+    bad = np.flatnonzero(fx > log_target)
+    while bad.size:  # proven up to the rounding margin only (delta close to 1): move up
+        hi[bad] += up[bad]
+        up[bad] *= 2.0
+        fx[bad], dx[bad] = _log_delta_chi_array(hi[bad], eps[bad])
+        bad = bad[fx[bad] > log_target[bad]]
     x = hi.copy()
-    fx, dx = _log_delta_chi_array(x, eps)
     nudge = np.zeros(x.shape, bool)
     last = np.full(x.shape, np.inf)
     active = np.ones(x.shape, bool)
@@ -535,7 +575,17 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     chi = hi
     y = np.sqrt(chi * chi + eps)
     gap = np.where(chi >= 0, eps / (y + np.abs(chi)), y - chi)
-    return (sens.ravel() / (_SQRT2 * gap)).reshape(shape)
+    s_all = 1.0 / (_SQRT2 * gap)
+    # certify against the rounding of chi recomputed from sigma (see _certify)
+    idx = np.arange(s_all.size)
+    step = np.full(s_all.size, 4e-15)
+    while idx.size:
+        a, b = eps[idx] * s_all[idx], 0.5 / s_all[idx]
+        ok = _log_delta_chi_array((a - b) / _SQRT2 - _CHI_ROUNDING * (a + b), eps[idx])[0] <= log_target[idx]
+        idx = idx[~ok]
+        s_all[idx] *= 1.0 + step[idx]
+        step[idx] *= 2.0
+    return (sens.ravel() * s_all).reshape(shape)
 
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -578,8 +628,6 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     # proven upper end: delta_sigma(eps) < Phi(a) = erfc(chi)/2 <= delta once chi >= -ndtri(delta)/sqrt2
     chi_hi = -float(special.ndtri(delta)) / _SQRT2
     eps_hi = max((_SQRT2 * chi_hi + 0.5 / s) / s, 0.0)
-    while fun(eps_hi)[0] > log_target:  # rounding only: widen by an ulp-scale factor
-        eps_hi = eps_hi * (1.0 + 1e-12) + 1e-300
     return _solve_decreasing(fun, eps_hi, eps_hi, log_target, margin)
 
 

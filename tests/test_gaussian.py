@@ -30,9 +30,9 @@ from dpcore.gaussian import (
 DPS = 50
 
 
-def mp_log_delta(sigma, sensitivity, epsilon):
-    """log delta_sigma(epsilon) by Theorem 8 directly, Phi(a) - e^eps Phi(b), at 50 digits."""
-    with mp.workdps(DPS):
+def mp_log_delta(sigma, sensitivity, epsilon, dps=DPS):
+    """log delta_sigma(epsilon) by Theorem 8 directly, Phi(a) - e^eps Phi(b), at ``dps`` digits."""
+    with mp.workdps(dps):
         s = mp.mpf(sigma) / mp.mpf(sensitivity)
         e = mp.mpf(epsilon)
         a = 1 / (2 * s) - e * s
@@ -280,3 +280,25 @@ def test_vectorised_random_batch_safe_and_equal_to_scalar():
     # exact-arithmetic spot check on a subsample, including the small-epsilon inflection region
     for i in range(0, 3000, 150):
         assert mp_log_delta(many[i], 1.0, e[i]) <= mp.log(mp.mpf(d[i]))
+
+
+@pytest.mark.parametrize("epsilon", [1e-12, 1e-6, 1e4, 1e7, 1e10, 1e300])
+@pytest.mark.parametrize("delta", [5e-324, 1e-308, 1e-20, 0.5, 1 - 1e-12, 1 - 1e-16])
+def test_extreme_inputs_stay_safe_and_finite(epsilon, delta):
+    """Outside the accuracy grid: no error, no NaN, and delta is never exceeded (also at 50 digits)."""
+    s = analytic_gaussian_sigma(1.0, epsilon, delta)
+    assert math.isfinite(s) and s > 0
+    assert gaussian_log_delta(s, 1.0, epsilon) <= math.log(delta)
+    # a = 1/(2s) - eps s cancels about 2 log10(eps) digits: carry that many more
+    dps = DPS + 2 * max(0, int(math.log10(epsilon)))
+    assert mp_log_delta(s, 1.0, epsilon, dps=dps) <= mp.log(mp.mpf(delta))
+    assert analytic_gaussian_sigma_many(1.0, [epsilon] * 40, delta)[0] == pytest.approx(s, rel=1e-12)
+
+
+def test_gaussian_delta_limits_without_warnings():
+    assert gaussian_delta(1e10, 1.0, 1e300) == 0.0  # chi overflows to +inf: delta = 0, no warning
+    assert gaussian_log_delta(1e10, 1.0, 1e300) == -math.inf
+    assert gaussian_delta(1e-10, 1.0, 1.0) == 1.0
+    assert gaussian_epsilon(1.0, 1 - 1e-12) == 0.0  # delta(0) = erf(1/(2 sqrt 2)) < 1 - 1e-12
+    e = gaussian_epsilon(1e-8, 1e-5)
+    assert gaussian_delta(1e-8, 1.0, e) <= 1e-5 and e == pytest.approx(0.5e16, rel=1e-3)
