@@ -71,9 +71,9 @@ _MAX_PARAM = 1 << 24
 class _Uniform:
     """Exactly uniform integers in ``[0, m)`` for ``1 <= m <= 2**62``, vectorised."""
 
-    def __init__(self, rng: RNGLike | str) -> None:
+    def __init__(self, rng: RNGLike) -> None:
         self.secure = rng is None
-        self.gen = None if self.secure else as_generator(rng)  # type: ignore[arg-type]
+        self.gen = None if self.secure else as_generator(rng)
 
     def below(self, m: int, size: int) -> NDArray[np.int64]:
         if not (1 <= m <= _MAX_INT):
