@@ -15,9 +15,11 @@ selection, Clopper-Pearson bounds).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -85,6 +87,7 @@ def main() -> None:
     via_release, _ = audit_rate(release, 5_000_000, repeats=1)
 
     big = None
+    serial_big: list[float] = []
     if not args.quick:
         n_big = 1_000_000_000
         tracemalloc.start()
@@ -97,6 +100,16 @@ def main() -> None:
         self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB -> MB on Linux
         child_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         big = (n_big, wall, res, traced_peak / 2**20, self_rss, child_rss)
+        # the same audit serially, in a fresh interpreter so that its maxrss is its own
+        code = (
+            "import json, resource, time; from dpcore.auditing import LaplaceOutputs, audit_epsilon; "
+            "t = time.perf_counter(); r = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 10**9, rng=2026); "
+            "print(json.dumps([time.perf_counter() - t, r.epsilon_lower, "
+            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]))"
+        )
+        serial_big = json.loads(
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        )
     load_after = os.getloadavg()
 
     lines = [
@@ -139,6 +152,16 @@ def main() -> None:
             f"| peak traced Python/numpy allocation in the driver (tracemalloc) | {traced:.1f} MB |",
             f"| peak RSS of the driver process (getrusage maxrss) | {self_rss:.1f} MB |",
             f"| peak RSS of the largest worker process (getrusage children maxrss) | {child_rss:.1f} MB |",
+            "",
+            "## 10^9 samples per side, serial (fresh interpreter)",
+            "",
+            "| quantity | value |",
+            "|---|---:|",
+            f"| wall time | {serial_big[0]:.1f} s |",
+            f"| audited samples/s | {2 * n_big / serial_big[0] / 1e6:.1f} M |",
+            f"| epsilon_lower (same seed as above: identical) | {serial_big[1]:.5f} |",
+            f"| peak RSS of the process (getrusage maxrss; includes numpy, scipy, sympy imports) "
+            f"| {serial_big[2]:.1f} MB |",
             "",
         ]
     lines += [

@@ -214,9 +214,7 @@ def as_fraction(name: str, value: Any) -> Fraction:
     if fr <= 0:
         raise ValueError(f"{name} must be > 0; got {value!r}")
     if fr.numerator >= _MAX_PARAM or fr.denominator >= _MAX_PARAM:
-        raise ValueError(
-            f"{name} = {fr} has a numerator or denominator >= 2**24; pass a simpler rational (a Fraction)"
-        )
+        raise ValueError(f"{name} = {fr} has a numerator or denominator >= 2**24; pass a simpler rational (a Fraction)")
     return fr
 
 
@@ -361,9 +359,7 @@ def _integer_array(name: str, value: ArrayLike) -> NDArray[np.int64]:
     return farr.astype(np.int64)
 
 
-def discrete_laplace_mechanism(
-    value: ArrayLike, sensitivity: int, epsilon: Any, rng: RNGLike = None
-) -> Any:
+def discrete_laplace_mechanism(value: ArrayLike, sensitivity: int, epsilon: Any, rng: RNGLike = None) -> Any:
     r"""Release an integer query with exact discrete Laplace noise: :math:`\varepsilon`-DP.
 
     .. math:: M(D) = f(D) + Z, \qquad Z \sim \mathrm{Lap}_{\mathbb Z}(\Delta/\varepsilon)

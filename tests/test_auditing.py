@@ -99,9 +99,10 @@ def test_dask_local_cluster_equals_serial():
     distributed = pytest.importorskip("dask.distributed")
     kw = dict(rng=99, chunk_size=1 << 14)
     serial = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 1_000_000, **kw)
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         on_dask = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 1_000_000, executor=client.get_executor(), **kw)
     assert on_dask == serial
 
