@@ -292,7 +292,9 @@ def test_extreme_inputs_stay_safe_and_finite(epsilon, delta):
     # a = 1/(2s) - eps s cancels about 2 log10(eps) digits: carry that many more
     dps = DPS + 2 * max(0, int(math.log10(epsilon)))
     assert mp_log_delta(s, 1.0, epsilon, dps=dps) <= mp.log(mp.mpf(delta))
-    assert analytic_gaussian_sigma_many(1.0, [epsilon] * 40, delta)[0] == pytest.approx(s, rel=1e-12)
+    many = analytic_gaussian_sigma_many(1.0, [epsilon] * 200, delta)  # > 150 pairs: the array path
+    assert many[0] == pytest.approx(s, rel=1e-12)
+    assert gaussian_log_delta(many[0], 1.0, epsilon) <= math.log(delta)
 
 
 def test_gaussian_delta_limits_without_warnings():
