@@ -174,6 +174,14 @@ def _chapter_title(srcdir: Path, chapter: str) -> str:
     return chapter
 
 
+def _title_nodes(env: Any, chapter: str) -> list[nodes.Node]:
+    """The chapter's title as nodes (math included) if Sphinx has read it, else its heading text."""
+    title = env.titles.get(_chapter_doc(chapter))
+    if title is not None and title.children:
+        return [child.deepcopy() for child in title.children]
+    return [nodes.Text(_chapter_title(Path(env.srcdir), chapter))]
+
+
 def _seed_label(srcdir: Path, seed: str) -> str:
     if not seed:
         return "(no seed)"
@@ -257,7 +265,8 @@ class LedgerDirective(_LedgerBase):
             mine = [c for c in declared if not chapter or c.chapter == chapter]
             row = nodes.row()
             if chapter:
-                ref = nodes.reference("", _chapter_title(srcdir, chapter), internal=True, refid=f"ledger-{chapter}")
+                ref = nodes.reference("", "", *_title_nodes(self.env, chapter), internal=True,
+                                      refid=f"ledger-{chapter}")
                 row += nodes.entry("", nodes.paragraph("", "", ref))
             else:
                 row += nodes.entry("", nodes.paragraph("", "", nodes.strong("", "All chapters")))
@@ -270,8 +279,7 @@ class LedgerDirective(_LedgerBase):
 
         for chapter in chapters:
             section = nodes.section(ids=[f"ledger-{chapter}"], names=[f"ledger-{chapter}"])
-            title = _chapter_title(srcdir, chapter)
-            section += nodes.title("", title)
+            section += nodes.title("", "", *_title_nodes(self.env, chapter))
             section += _para(
                 "Claims checked in the chapter ",
                 _pending("chapter-link", chapter=chapter),
@@ -412,7 +420,7 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
         elif what == "chapter-link":
             doc = _chapter_doc(chapter)
             if doc in app.env.all_docs:
-                new = nodes.reference("", app.env.titles[doc].astext(), internal=True, refuri=uri(doc))
+                new = nodes.reference("", "", *_title_nodes(app.env, chapter), internal=True, refuri=uri(doc))
             else:
                 new = nodes.literal("", doc)
         elif what == "claim-link":
@@ -421,10 +429,10 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
             if doc not in app.env.all_docs:
                 new = nodes.Text(f"chapters/{chapter}.ipynb (not in this book)")
             elif aid in anchors.get(doc, set()):
-                new = nodes.reference("", f"{app.env.titles[doc].astext()}, the cell that checks it", internal=True,
-                                      refuri=uri(doc, aid))
+                new = nodes.reference("", "", *_title_nodes(app.env, chapter), nodes.Text(", the cell that checks it"),
+                                      internal=True, refuri=uri(doc, aid))
             else:
-                new = nodes.reference("", app.env.titles[doc].astext(), internal=True, refuri=uri(doc))
+                new = nodes.reference("", "", *_title_nodes(app.env, chapter), internal=True, refuri=uri(doc))
         elif what == "ledger-link":
             ledger_docs = sorted(getattr(app.env, "dpcore_ledger_docs", set()) - {docname})
             ledger_doc = next((d for d in ledger_docs if d.endswith("ledger")), ledger_docs[0] if ledger_docs else "")
