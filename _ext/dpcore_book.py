@@ -124,6 +124,7 @@ def _mathjax_root(srcdir: Path) -> Path:
                     target.write_bytes(src.read())
             root.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(root, ignore_errors=True)
+            staging.chmod(0o755)  # mkdtemp made it private
             staging.rename(root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
