@@ -49,7 +49,9 @@ def book() -> None:
     ensure_env()
     ledger_dir = ROOT / "_build" / "ledger"
     shutil.rmtree(ledger_dir, ignore_errors=True)
-    env = dict(os.environ, DPCORE_LEDGER_DIR=str(ledger_dir), MPLBACKEND="Agg")
+    # No MPLBACKEND here: the kernels must use the inline backend, or the figures vanish from the book.
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    env["DPCORE_LEDGER_DIR"] = str(ledger_dir)
     run(BIN / "jupyter-book", "build", ".", "-W", "-n", "--keep-going", env=env)
     print(f"\nThe book is at {ROOT / '_build' / 'html' / 'index.html'}")
 

@@ -32,22 +32,19 @@ chapter page.
 
 Offline MathJax
 ---------------
-MathJax 3 (npm package ``mathjax``, pinned version and sha256 below) is fetched
-once with ``npm pack`` into ``<srcdir>/_build/.vendor/`` (or taken from
-``$DPCORE_MATHJAX_TGZ``), and its ``es5`` browser build is served from
-``_static/mathjax/``; ``mathjax_path`` in ``_config.yml`` points there, so
+MathJax 3 (the PyPI package ``django-static-mathjax``, pinned in requirements.txt,
+which ships MathJax's ``es5`` browser build) is copied once into
+``<srcdir>/_build/.vendor/``, and served from ``_static/mathjax/``; ``mathjax_path`` in ``_config.yml`` points there, so
 the rendered book requests nothing from a CDN.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 import json
 import os
 import re
 import shutil
-import subprocess
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -61,7 +58,6 @@ from sphinx.util.docutils import SphinxDirective
 logger = logging.getLogger(__name__)
 
 MATHJAX_VERSION = "3.2.2"
-MATHJAX_SHA256 = "1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09"
 # es5 files not needed by the combined tex-mml-chtml.js bundle we load (other bundles, the
 # SVG output, node-only adaptors, and latest.js, which exists only to pick a CDN).
 _MATHJAX_SKIP = re.compile(
@@ -73,61 +69,43 @@ _ANCHOR_RE = re.compile(r'id="(ledger-[a-z0-9-]+)"')
 
 # --------------------------------------------------------------------------- MathJax
 def _mathjax_root(srcdir: Path) -> Path:
-    """Return a folder containing ``mathjax/`` (the es5 build), fetching it if needed."""
+    """Return a folder containing ``mathjax/`` (the es5 build), copied from the installed package.
+
+    MathJax comes from PyPI (``django-static-mathjax``, pinned in requirements.txt; it ships the
+    MathJax repository's ``es5`` browser build and has no dependencies), so building the book
+    needs nothing beyond ``pip``. The version is checked against :data:`MATHJAX_VERSION`.
+    """
     root = srcdir / "_build" / ".vendor" / f"mathjax-{MATHJAX_VERSION}"
     marker = root / "mathjax" / "tex-mml-chtml.js"
     if marker.exists():
         return root
-    tgz_env = os.environ.get("DPCORE_MATHJAX_TGZ")
-    with tempfile.TemporaryDirectory() as tmp:
-        if tgz_env:
-            tgz = Path(tgz_env)
-        else:
-            npm = shutil.which("npm")
-            if npm is None:
-                raise ExtensionError(
-                    "dpcore_book: MathJax is served from the build, and fetching it needs `npm` "
-                    "(apt-get install npm), or set DPCORE_MATHJAX_TGZ to a mathjax-"
-                    f"{MATHJAX_VERSION}.tgz"
-                )
-            logger.info(f"dpcore_book: fetching mathjax@{MATHJAX_VERSION} with npm pack")
-            subprocess.run(
-                [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--pack-destination", tmp, "--silent"],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
-            tgz = Path(tmp) / f"mathjax-{MATHJAX_VERSION}.tgz"
-        digest = hashlib.sha256(tgz.read_bytes()).hexdigest()
-        if digest != MATHJAX_SHA256:
-            raise ExtensionError(f"dpcore_book: {tgz} has sha256 {digest}, expected {MATHJAX_SHA256}")
-        staging = Path(tempfile.mkdtemp(dir=root.parent if root.parent.exists() else None))
-        try:
-            with tarfile.open(tgz) as tar:
-                for member in tar.getmembers():
-                    name = member.name
-                    if not member.isfile():
-                        continue
-                    if name == "package/LICENSE":
-                        rel = "LICENSE"
-                    elif name.startswith("package/es5/"):
-                        rel = name[len("package/es5/") :]
-                        if _MATHJAX_SKIP.match(rel):
-                            continue
-                    else:
-                        continue
-                    if ".." in Path(rel).parts:
-                        raise ExtensionError(f"dpcore_book: unsafe path {name!r} in {tgz}")
-                    target = staging / "mathjax" / rel
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    src = tar.extractfile(member)
-                    assert src is not None
-                    target.write_bytes(src.read())
-            root.parent.mkdir(parents=True, exist_ok=True)
-            shutil.rmtree(root, ignore_errors=True)
-            staging.chmod(0o755)  # mkdtemp made it private
-            staging.rename(root)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    spec = importlib.util.find_spec("mathjax")
+    if spec is None or spec.origin is None:
+        raise ExtensionError(
+            "dpcore_book: MathJax is served from the build; install it with "
+            f"`pip install django-static-mathjax=={MATHJAX_VERSION}.1` (it is in requirements.txt)"
+        )
+    dist = Path(spec.origin).parent / "static" / "mathjax"
+    version = json.loads((dist / "package.json").read_text(encoding="utf-8")).get("version")
+    if version != MATHJAX_VERSION:
+        raise ExtensionError(f"dpcore_book: found MathJax {version} at {dist}, expected {MATHJAX_VERSION}")
+    es5 = dist / "es5"
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=root.parent))
+    try:
+        for src in es5.rglob("*"):
+            rel = src.relative_to(es5).as_posix()
+            if not src.is_file() or _MATHJAX_SKIP.match(rel):
+                continue
+            target = staging / "mathjax" / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, target)
+        shutil.copyfile(dist / "LICENSE", staging / "mathjax" / "LICENSE")
+        shutil.rmtree(root, ignore_errors=True)
+        staging.chmod(0o755)  # mkdtemp made it private
+        staging.rename(root)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return root
 
 

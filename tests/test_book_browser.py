@@ -92,6 +92,19 @@ def test_built_html_requests_nothing_from_a_cdn() -> None:
     assert "_static/mathjax/tex-mml-chtml.js" in chapter.read_text(encoding="utf-8")
 
 
+def test_every_chapter_shows_its_figures() -> None:
+    """Each chapter draws at least one matplotlib figure; it must reach the HTML as an image.
+
+    (A non-inline matplotlib backend in the kernels, e.g. ``MPLBACKEND=Agg``, silently drops
+    every figure from the book while all other checks still pass.)
+    """
+    chapters = sorted((HTML / "chapters").glob("*.html"))
+    assert chapters, "no chapter pages were built"
+    figure = re.compile(r"<img[^>]+src=\"[^\"]*_images/[^\"]+\.png")
+    missing = [p.name for p in chapters if not figure.search(p.read_text(encoding="utf-8"))]
+    assert not missing, f"chapters without a rendered figure: {missing}"
+
+
 def test_ledger_and_errata_links_reach_their_anchors() -> None:
     checked = 0
     for name in ("ledger.html", "errata.html"):
