@@ -21,6 +21,7 @@ __all__ = [
     "as_generator",
     "check_positive_finite",
     "check_positive_finite_array",
+    "check_array_above",
     "check_finite_array",
     "check_probability_open",
     "check_positive_int",
@@ -84,19 +85,32 @@ def check_positive_finite(name: str, value: Any) -> float:
     return x
 
 
-def check_positive_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    """Array version of :func:`check_positive_finite` (every element finite and > 0)."""
+def check_array_above(name: str, value: ArrayLike, bound: float, reason: str = "") -> NDArray[np.float64]:
+    """Return ``value`` as a non-empty float array whose elements are all finite and > ``bound``.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not numeric, is empty, contains NaN or infinity, or has an
+        element <= ``bound``. The message names ``name``, the rule and ``reason``.
+    """
+    why = f" ({reason})" if reason else ""
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be real numbers; got {value!r}") from None
+        raise ValueError(f"{name} must be real numbers > {bound:g}; got {value!r}") from None
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite and > 0; it contains NaN or infinity")
-    if np.any(arr <= 0):
-        raise ValueError(f"{name} must be > 0; its smallest element is {arr.min()}")
+        raise ValueError(f"{name} must be finite and > {bound:g}; it contains NaN or infinity")
+    if np.any(arr <= bound):
+        raise ValueError(f"{name} must be > {bound:g}{why}; its smallest element is {arr.min()}")
     return arr
+
+
+def check_positive_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Array version of :func:`check_positive_finite` (non-empty, every element finite and > 0)."""
+    return check_array_above(name, value, 0.0)
 
 
 def check_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:

@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, optimize
 
 from ._validation import (
+    check_array_above,
     check_finite_array,
     check_positive_finite,
     check_positive_finite_array,
@@ -64,19 +65,7 @@ DEFAULT_RDP_ORDERS.setflags(write=False)
 
 def _check_orders(name: str, alpha: ArrayLike) -> NDArray[np.float64]:
     """Orders as a float array; every element must be finite and > 1."""
-    try:
-        arr = np.asarray(alpha, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be real numbers > 1; got {alpha!r}") from None
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite and > 1; it contains NaN or infinity")
-    if np.any(arr <= 1):
-        raise ValueError(
-            f"{name} must be > 1 (Rényi DP is defined for orders alpha > 1); smallest element is {arr.min()}"
-        )
-    return arr
+    return check_array_above(name, alpha, 1.0, "Rényi DP is defined for orders alpha > 1")
 
 
 def _check_order_scalar(name: str, alpha: float) -> float:
