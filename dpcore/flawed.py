@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import RNGLike, as_generator, check_finite_array, check_positive_finite
+from ._release import release_with_noise
+from ._validation import RNGLike, check_positive_finite
 
 __all__ = [
     "laplace_stray_factor_two",
@@ -22,7 +23,7 @@ __all__ = [
 
 def laplace_stray_factor_two(
     value: ArrayLike, sensitivity: float, epsilon: float, rng: RNGLike = None
-) -> NDArray[np.float64]:
+) -> float | NDArray[np.float64]:
     r"""Laplace noise of scale :math:`\Delta/(2\varepsilon)`: the stray factor 2 of seed 000.
 
     Seed 000's ratio derivation writes :math:`e^{-\frac{\varepsilon}{2\Delta f}(\dots)}`;
@@ -35,13 +36,12 @@ def laplace_stray_factor_two(
         On non-positive or non-finite ``sensitivity``/``epsilon`` or non-finite ``value``.
     """
     scale = check_positive_finite("sensitivity", sensitivity) / (2 * check_positive_finite("epsilon", epsilon))
-    arr = check_finite_array("value", value)
-    return arr + as_generator(rng).laplace(0.0, scale, size=arr.shape)
+    return release_with_noise(value, lambda gen, shape: gen.laplace(0.0, scale, size=shape), rng)
 
 
 def laplace_per_coordinate_sensitivity(
     value: ArrayLike, per_coordinate_sensitivity: float, epsilon: float, rng: RNGLike = None
-) -> NDArray[np.float64]:
+) -> float | NDArray[np.float64]:
     r"""A d-dimensional Laplace release calibrated to the per-coordinate sensitivity.
 
     The correct scale is :math:`\Delta_1 f/\varepsilon` with the L1 sensitivity
@@ -57,13 +57,12 @@ def laplace_per_coordinate_sensitivity(
     scale = check_positive_finite("per_coordinate_sensitivity", per_coordinate_sensitivity) / check_positive_finite(
         "epsilon", epsilon
     )
-    arr = check_finite_array("value", value)
-    return arr + as_generator(rng).laplace(0.0, scale, size=arr.shape)
+    return release_with_noise(value, lambda gen, shape: gen.laplace(0.0, scale, size=shape), rng)
 
 
 def gaussian_variance_as_std(
     value: ArrayLike, sigma: float, rng: RNGLike = None
-) -> NDArray[np.float64]:
+) -> float | NDArray[np.float64]:
     r"""Seed 002's sampling line ``numpy.random.normal(0, sigma ** 2)``.
 
     ``numpy.random.normal`` takes the *standard deviation* as its second
@@ -76,5 +75,4 @@ def gaussian_variance_as_std(
         On non-positive or non-finite ``sigma`` or non-finite ``value``.
     """
     sigma = check_positive_finite("sigma", sigma)
-    arr = check_finite_array("value", value)
-    return arr + as_generator(rng).normal(0.0, sigma**2, size=arr.shape)
+    return release_with_noise(value, lambda gen, shape: gen.normal(0.0, sigma**2, size=shape), rng)

@@ -56,9 +56,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from ._release import release_with_noise
 from ._validation import (
     RNGLike,
-    as_generator,
     check_finite_array,
     check_positive_finite,
     check_positive_finite_array,
@@ -701,9 +701,4 @@ def gaussian_mechanism(
         sigma = classic_gaussian_sigma(sensitivity, epsilon, delta)
     else:
         raise ValueError(f"calibration must be 'analytic' or 'classic'; got {calibration!r}")
-    arr = check_finite_array("value", value)
-    gen = as_generator(rng)
-    noisy = arr + gen.normal(0.0, sigma, size=arr.shape)
-    if noisy.ndim == 0:
-        return float(noisy)
-    return noisy
+    return release_with_noise(value, lambda gen, shape: gen.normal(0.0, sigma, size=shape), rng)

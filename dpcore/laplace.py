@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import RNGLike, as_generator, check_finite_array, check_positive_finite
+from ._release import release_with_noise
+from ._validation import RNGLike, check_positive_finite
 
 __all__ = ["laplace_scale", "laplace_mechanism"]
 
@@ -84,9 +85,4 @@ def laplace_mechanism(
     over the reals but, as Mironov (2012) showed, not over doubles.
     """
     scale = laplace_scale(sensitivity, epsilon)
-    arr = check_finite_array("value", value)
-    gen = as_generator(rng)
-    noisy = arr + gen.laplace(0.0, scale, size=arr.shape)
-    if noisy.ndim == 0:
-        return float(noisy)
-    return noisy
+    return release_with_noise(value, lambda gen, shape: gen.laplace(0.0, scale, size=shape), rng)
