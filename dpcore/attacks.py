@@ -145,7 +145,11 @@ SEED_004_TABLE = MedicalTable(("Ross", "Monica", "Joey", "Phoebe", "Chandler"), 
 
 
 def seed_004_neighbours() -> tuple[MedicalTable, MedicalTable]:
-    """Seed 004's neighbouring tables ``(D1, D2)``: Chandler's bit is 1 in ``D1`` and 0 in ``D2``."""
+    """Seed 004's neighbouring tables ``(D1, D2)``: Chandler's bit is 1 in ``D1`` and 0 in ``D2``.
+
+    Takes no input and raises nothing; ``D2`` differs from ``D1`` in Chandler's row only
+    (neighbours under the replace-one relation).
+    """
     return SEED_004_TABLE, SEED_004_TABLE.with_value("Chandler", 0)
 
 

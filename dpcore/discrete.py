@@ -333,19 +333,37 @@ def sample_discrete_gaussian(sigma2: Any, size: int | None = None, rng: RNGLike 
 
 
 def discrete_laplace_pmf(z: ArrayLike, scale: Any) -> NDArray[np.float64]:
-    r"""The pmf :math:`\tanh(1/(2b))\, e^{-|z|/b}` of :math:`\mathrm{Lap}_{\mathbb Z}(b)` (floats)."""
+    r"""The pmf :math:`\tanh(1/(2b))\, e^{-|z|/b}` of :math:`\mathrm{Lap}_{\mathbb Z}(b)` (floats).
+
+    Canonne, Kamath & Steinke (2020), Definition 28; the normaliser
+    :math:`\sum_z e^{-|z|/b} = \coth(1/(2b))` is summed in closed form.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not a positive rational or ``z`` is not integer-valued and finite.
+    """
     b = float(as_fraction("scale", scale))
-    z = np.asarray(z, dtype=float)
+    z = _integer_array("z", z).astype(float)
     return np.tanh(1 / (2 * b)) * np.exp(-np.abs(z) / b)
 
 
 def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
-    r"""The pmf of :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)`; normaliser summed over :math:`|y| \le 40\sigma + 10`."""
+    r"""The pmf :math:`e^{-z^2/(2\sigma^2)}/\sum_y e^{-y^2/(2\sigma^2)}` of :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)`.
+
+    Canonne, Kamath & Steinke (2020), Definition 1. The normaliser is summed over
+    :math:`|y| \le 40\sigma + 10`; the omitted mass is below :math:`e^{-800}` relative.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma2`` is not a positive rational or ``z`` is not integer-valued and finite.
+    """
     s2 = float(as_fraction("sigma2", sigma2))
     k = int(40 * math.sqrt(s2)) + 10
     ys = np.arange(-k, k + 1, dtype=float)
     norm = np.exp(-ys * ys / (2 * s2)).sum()
-    z = np.asarray(z, dtype=float)
+    z = _integer_array("z", z).astype(float)
     return np.exp(-z * z / (2 * s2)) / norm
 
 

@@ -235,8 +235,14 @@ def laplace_interval_probability(
 ) -> float | NDArray[np.float64]:
     r"""Exact :math:`P[\mathrm{lower} < X \le \mathrm{upper}]` for :math:`X \sim \mathrm{Lap}(\mathrm{loc}, b)`.
 
-    ``exp`` of :func:`laplace_interval_log_probability` (same arguments,
-    same errors). Use the log version when probabilities may underflow.
+    ``exp`` of :func:`laplace_interval_log_probability`. Use the log version
+    when probabilities may underflow.
+
+    Raises
+    ------
+    ValueError
+        As :func:`laplace_interval_log_probability` (non-finite bounds or
+        location, ``lower > upper``, ``scale`` not finite and > 0).
     """
     out = np.exp(laplace_interval_log_probability(lower, upper, loc, scale))
     if np.ndim(out) == 0:

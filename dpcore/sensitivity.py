@@ -530,10 +530,23 @@ def global_sensitivity(
 
 
 def l1_sensitivity(query: Query, universe: ArrayLike, **kwargs: Any) -> float:
-    """Global L1 sensitivity as a float: ``global_sensitivity(query, universe, norm=1, **kwargs).value``."""
+    """Global L1 sensitivity as a float: ``global_sensitivity(query, universe, norm=1, **kwargs).value``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`global_sensitivity` (empty universe, unknown neighbour relation,
+        a query returning NaN/infinity or answers of varying length, too many data sets).
+    """
     return global_sensitivity(query, universe, norm=1, **kwargs).value
 
 
 def l2_sensitivity(query: Query, universe: ArrayLike, **kwargs: Any) -> float:
-    """Global L2 sensitivity as a float: ``global_sensitivity(query, universe, norm=2, **kwargs).value``."""
+    """Global L2 sensitivity as a float: ``global_sensitivity(query, universe, norm=2, **kwargs).value``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`global_sensitivity`.
+    """
     return global_sensitivity(query, universe, norm=2, **kwargs).value
