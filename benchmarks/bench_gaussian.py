@@ -113,7 +113,7 @@ def seed_recipe(epsilon: float, delta: float, *, fixed: bool) -> float:
 
     ``fixed=False`` keeps its ``np.sqrt(x**2 + 1)`` (the seed's code); ``fixed=True``
     uses ``np.sqrt(x**2 + epsilon)`` as its own equation says. One change is
-    needed to run it at all on NumPy 2: ``fsolve`` passes ``x`` as a shape-(1,)
+    needed to run it at all on NumPy >= 2.4: ``fsolve`` passes ``x`` as a shape-(1,)
     array, which ``quad`` no longer accepts as an integration limit
     (``TypeError: only 0-dimensional arrays can be converted to Python
     scalars``), so ``F`` takes its single element.
@@ -276,7 +276,7 @@ def main() -> None:
         "the violations by more than a relative 1e-6, i.e. beyond a root finder's rounding. Last column: the "
         "largest ratio of the exact delta delivered to the delta asked for (over the usable outputs; <= 1 "
         "means safe everywhere). Time: mean per call over the grid, best of several repeats. The seed's code "
-        "crashes on NumPy 2 as printed (`quad` gets `fsolve`'s shape-(1,) array as its limit); it is run "
+        "crashes on NumPy >= 2.4 as printed (`quad` gets `fsolve`'s shape-(1,) array as its limit); it is run "
         "with that one line adapted.",
         "",
         "| implementation | time per call | worst relative error of sigma | violated points "
