@@ -75,10 +75,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
-from scipy import special
+from numpy.typing import ArrayLike, NDArray
 
 from ._validation import RNGLike, check_positive_finite, check_positive_int, check_probability_open
+from .montecarlo import clopper_pearson_bounds
 
 __all__ = [
     "AuditEvent",
@@ -394,20 +394,14 @@ def _choose_grid(x: NDArray[np.float64], bins: int) -> _Grid:
     return _Grid(lo_edge, bins / width, bins)
 
 
-def _cp_lower(k: NDArray[np.float64], n: int, a: float) -> NDArray[np.float64]:
-    """Clopper-Pearson lower bounds at level ``a`` (one beta quantile per distinct count)."""
-    uk, inv = np.unique(np.asarray(k, dtype=float), return_inverse=True)
-    with np.errstate(invalid="ignore"):
-        out = special.betaincinv(np.maximum(uk, 1e-300), n - uk + 1, a)
-    return np.where(uk <= 0, 0.0, out)[inv].reshape(np.shape(k))
+def _cp_lower(k: ArrayLike, n: int, a: float) -> NDArray[np.float64]:
+    """Clopper-Pearson lower bounds at level ``a`` (:func:`dpcore.montecarlo.clopper_pearson_bounds`)."""
+    return clopper_pearson_bounds(k, n, a)[0]
 
 
-def _cp_upper(k: NDArray[np.float64], n: int, a: float) -> NDArray[np.float64]:
-    """Clopper-Pearson upper bounds at level ``a`` (one beta quantile per distinct count)."""
-    uk, inv = np.unique(np.asarray(k, dtype=float), return_inverse=True)
-    with np.errstate(invalid="ignore"):
-        out = special.betaincinv(uk + 1, np.maximum(n - uk, 1e-300), 1 - a)
-    return np.where(uk >= n, 1.0, out)[inv].reshape(np.shape(k))
+def _cp_upper(k: ArrayLike, n: int, a: float) -> NDArray[np.float64]:
+    """Clopper-Pearson upper bounds at level ``a`` (:func:`dpcore.montecarlo.clopper_pearson_bounds`)."""
+    return clopper_pearson_bounds(k, n, a)[1]
 
 
 def _log_ratio(p_lo: NDArray[np.float64], q_hi: NDArray[np.float64], delta: float) -> NDArray[np.float64]:

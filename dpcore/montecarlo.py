@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from ._validation import RNGLike, as_generator, check_positive_finite, check_positive_int, check_probability_open
@@ -45,6 +45,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "check_probability",
     "probability_result",
+    "clopper_pearson_bounds",
     "check_bounded_mean",
     "check_mean",
     "check_variance",
@@ -235,8 +236,8 @@ def probability_result(
     if not (0 <= hits <= n):
         raise ValueError(f"hits must lie in [0, n]; got {hits} with n={n}")
     a = alpha / 2 if alternative == "two-sided" else alpha
-    lo = 0.0 if hits == 0 else float(special.betaincinv(hits, n - hits + 1, a))
-    hi = 1.0 if hits == n else float(special.betaincinv(hits + 1, n - hits, 1 - a))
+    lo_arr, hi_arr = clopper_pearson_bounds(hits, n, a)
+    lo, hi = float(lo_arr), float(hi_arr)
     if alternative == "less":
         hi_report, lo_report = 1.0, lo
         passed = lo <= claimed
@@ -258,6 +259,40 @@ def probability_result(
         method=f"Clopper-Pearson ({alternative})",
         details={"hits": hits},
     )
+
+
+def clopper_pearson_bounds(
+    hits: ArrayLike, n: int, level: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    r"""Exact one-sided Clopper--Pearson bounds for ``hits`` successes out of ``n``, vectorised.
+
+    .. math:: p_{lo} = B^{-1}(a; K, n-K+1), \qquad p_{hi} = B^{-1}(1-a; K+1, n-K)
+
+    with :math:`p_{lo} = 0` when :math:`K = 0` and :math:`p_{hi} = 1` when
+    :math:`K = n`; each bound fails with probability at most ``level`` = *a*
+    (Clopper & Pearson 1934). One beta quantile is computed per distinct count.
+
+    Returns
+    -------
+    (lower, upper)
+        Arrays of the shape of ``hits``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` < 1, ``level`` is outside (0, 1) or a count lies outside [0, n].
+    """
+    n = check_positive_int("n", n)
+    level = check_probability_open("level", level)
+    k = np.asarray(hits, dtype=float)
+    if np.any((k < 0) | (k > n)) or not np.all(np.isfinite(k)):
+        raise ValueError(f"hits must lie in [0, n] = [0, {n}]")
+    uk, inv = np.unique(k, return_inverse=True)
+    lo, hi = np.zeros(uk.shape), np.ones(uk.shape)
+    pos, notall = uk > 0, uk < n
+    lo[pos] = special.betaincinv(uk[pos], n - uk[pos] + 1, level)
+    hi[notall] = special.betaincinv(uk[notall] + 1, n - uk[notall], 1 - level)
+    return lo[inv].reshape(k.shape), hi[inv].reshape(k.shape)
 
 
 def check_bounded_mean(

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from ._validation import (
     check_finite_array,
@@ -39,7 +38,7 @@ from ._validation import (
     check_positive_int,
     check_probability_open,
 )
-from .montecarlo import CheckResult
+from .montecarlo import CheckResult, clopper_pearson_bounds
 
 __all__ = [
     "laplace_privacy_loss",
@@ -632,16 +631,8 @@ def event_ratio_bounds(
     k, kp = k.ravel(), kp.ravel()
     a = alpha / (4 * k.size)
 
-    def cp(hits_: NDArray[np.int64], total: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        lo = np.zeros(hits_.shape)
-        hi = np.ones(hits_.shape)
-        pos, notall = hits_ > 0, hits_ < total
-        lo[pos] = special.betaincinv(hits_[pos], total - hits_[pos] + 1, a)
-        hi[notall] = special.betaincinv(hits_[notall] + 1, total - hits_[notall], 1 - a)
-        return lo, hi
-
-    p_lo, p_hi = cp(k, n)
-    q_lo, q_hi = cp(kp, n_prime)
+    p_lo, p_hi = clopper_pearson_bounds(k, n, a)
+    q_lo, q_hi = clopper_pearson_bounds(kp, n_prime, a)
     with np.errstate(divide="ignore"):
         log_lo = np.log(p_lo) - np.log(q_hi)
         log_hi = np.log(p_hi) - np.log(q_lo)

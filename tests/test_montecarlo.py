@@ -159,3 +159,17 @@ def test_result_string_mentions_verdict_and_method():
     res = dpcore.check_mean(lap(), 10_000, 0.0, variance_bound=2, rng=0)
     text = str(res)
     assert "PASS" in text and "median of means" in text and "1.0e-06" in text
+
+
+def test_clopper_pearson_bounds_vectorised_matches_scalar_and_refuses_bad_counts():
+    from dpcore.montecarlo import clopper_pearson_bounds
+
+    lo, hi = clopper_pearson_bounds(np.array([[0, 37], [200, 37]]), 200, 0.025)
+    ci = stats.binomtest(37, 200).proportion_ci(confidence_level=0.95, method="exact")
+    assert lo.shape == (2, 2) and lo[0, 0] == 0.0 and hi[1, 0] == 1.0
+    assert lo[0, 1] == lo[1, 1] == pytest.approx(ci.low, rel=1e-10)
+    assert hi[0, 1] == pytest.approx(ci.high, rel=1e-10)
+    with pytest.raises(ValueError, match="hits"):
+        clopper_pearson_bounds([201], 200, 0.025)
+    with pytest.raises(ValueError, match="level"):
+        clopper_pearson_bounds([1], 200, 1.5)
