@@ -3,6 +3,8 @@
 
     python3 tasks.py book   # build the HTML book into _build/html/ (executes every notebook)
     python3 tasks.py test   # pytest over tests/ and every notebook under chapters/ (nbval)
+    python3 tasks.py sweep [--offsets N] [--start K] [--write]
+                            # re-run every chapter under N other seed streams (offsets K..K+N-1)
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
 into it (again only when that file changed), so a fresh clone needs nothing but
@@ -62,13 +64,116 @@ def test(extra: list[str]) -> None:
     run(PY, "-m", "pytest", "-n", "2", "--dist", "loadfile", "--nbval-lax", "tests", "chapters", *extra, env=env)
 
 
+def _execute_notebook(path: str, offset: int, ledger_dir: str) -> dict[str, object]:
+    """Run one chapter under seed-stream ``offset`` (inside the venv); report failed and missing claims."""
+    import nbclient
+    import nbformat
+
+    os.environ.update(DPCORE_SEED_OFFSET=str(offset), DPCORE_LEDGER_DIR=ledger_dir, MPLBACKEND="Agg")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=900, resources={"metadata": {"path": str(Path(path).parent)}})
+    error = ""
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as exc:
+        error = f"{exc.ename}: {exc.evalue}".splitlines()[0][:300]
+    except Exception as exc:  # a kernel death or time-out is a failure too
+        error = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    from dpcore import ledger
+
+    chapter = Path(path).stem
+    results = ledger.load_results(ledger_dir)
+    declared = [c.id for c in ledger.claims().values() if c.chapter == chapter]
+    failed = sorted(cid for cid in declared if cid in results and not results[cid]["passed"])
+    missing = sorted(cid for cid in declared if cid not in results)
+    return {"chapter": chapter, "offset": offset, "error": error, "failed": failed, "missing": missing,
+            "ok": not (error or failed or missing)}
+
+
+def sweep(argv: list[str]) -> int:
+    """Re-execute every chapter under other seed streams and tabulate the failures."""
+    import argparse
+    import json
+    import tempfile
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    parser = argparse.ArgumentParser(prog="tasks.py sweep", description=sweep.__doc__)
+    parser.add_argument("--offsets", type=int, default=40, help="number of seed streams (default 40)")
+    parser.add_argument("--start", type=int, default=1, help="first offset (default 1; 0 is the book's own)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="notebooks run at once")
+    parser.add_argument("--write", action="store_true", help="write the table to benchmarks/results/sweep.md")
+    parser.add_argument("chapters", nargs="*", help="chapter stems (default: all)")
+    args = parser.parse_args(argv)
+    if args.offsets < 1 or args.start < 0 or args.jobs < 1:
+        parser.error("--offsets and --jobs must be >= 1 and --start >= 0")
+    ensure_env()
+    paths = sorted((ROOT / "chapters").glob("*.ipynb"))
+    if args.chapters:
+        paths = [p for p in paths if p.stem in args.chapters]
+    offsets = range(args.start, args.start + args.offsets)
+    tmp = Path(tempfile.mkdtemp(prefix="dpcore-sweep-"))
+    t0 = time.time()
+
+    def one(job: tuple[Path, int]) -> dict[str, object]:
+        path, k = job
+        out = subprocess.run(
+            [str(PY), str(ROOT / "tasks.py"), "_execute", str(path), str(k), str(tmp / f"{path.stem}-{k}")],
+            cwd=ROOT, capture_output=True, text=True,
+        )
+        try:
+            return json.loads(out.stdout.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            return {"chapter": path.stem, "offset": k, "error": (out.stderr or "no output")[-300:],
+                    "failed": [], "missing": [], "ok": False}
+
+    jobs = [(p, k) for k in offsets for p in paths]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        runs = list(pool.map(one, jobs))
+    shutil.rmtree(tmp, ignore_errors=True)
+    wall = time.time() - t0
+    lines = [
+        f"Seed sweep: offsets {offsets.start}..{offsets.stop - 1} ({len(offsets)} streams; every int seed s "
+        "becomes SeedSequence([s, k])), `python3 tasks.py sweep --offsets "
+        f"{args.offsets} --start {args.start}`, wall time {wall:.0f} s on {os.cpu_count()} cores.",
+        "",
+        "| chapter | runs | failures | failing claims (offset) |",
+        "|---|---|---|---|",
+    ]
+    total_fail = 0
+    for path in paths:
+        mine = [r for r in runs if r["chapter"] == path.stem]
+        bad = [r for r in mine if not r["ok"]]
+        total_fail += len(bad)
+        what = "; ".join(
+            f"{', '.join(r['failed']) or r['error'] or 'not recorded: ' + ', '.join(r['missing'])} ({r['offset']})"
+            for r in bad
+        )
+        lines.append(f"| {path.stem} | {len(mine)} | {len(bad)} | {what or '-'} |")
+    lines.append(f"| **all** | {len(runs)} | {total_fail} | |")
+    table = "\n".join(lines)
+    print(table)
+    if args.write:
+        out = ROOT / "benchmarks" / "results" / "sweep.md"
+        out.write_text("# Seed sweep\n\n" + table + "\n", encoding="utf-8")
+        print(f"written to {out}")
+    return 1 if total_fail else 0
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("book", "test"):
+    if argv and argv[0] == "_execute":  # internal: one chapter under one seed stream (runs in the venv)
+        import json
+
+        print(json.dumps(_execute_notebook(argv[1], int(argv[2]), argv[3])))
+        return 0
+    if not argv or argv[0] not in ("book", "test", "sweep"):
         print(__doc__)
         return 2
     try:
         if argv[0] == "book":
             book()
+        elif argv[0] == "sweep":
+            return sweep(argv[1:])
         else:
             test(argv[1:])
     except subprocess.CalledProcessError as exc:

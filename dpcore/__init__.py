@@ -30,7 +30,7 @@ from . import (
     sensitivity,
     symbolic,
 )
-from ._validation import as_generator
+from ._validation import as_generator, as_seed_sequence, seed_offset
 from .attacks import *  # noqa: F403
 from .auditing import *  # noqa: F403
 from .discrete import *  # noqa: F403
@@ -53,6 +53,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "as_generator",
+    "as_seed_sequence",
+    "seed_offset",
     "CheckResult",
     "check_probability",
     "probability_result",

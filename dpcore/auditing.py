@@ -68,7 +68,6 @@ whatever ``executor`` (serial, a process pool, or a Dask cluster through
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -77,7 +76,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import RNGLike, check_positive_finite, check_positive_int, check_probability_open
+from ._validation import RNGLike, as_seed_sequence, check_positive_finite, check_positive_int, check_probability_open
 from .montecarlo import clopper_pearson_bounds
 
 __all__ = [
@@ -367,13 +366,7 @@ def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
         return rng
     if isinstance(rng, np.random.Generator):
         return np.random.SeedSequence([int(v) for v in rng.integers(0, 2**63, size=4)])
-    if rng is None:
-        return np.random.SeedSequence()
-    if isinstance(rng, bool) or not isinstance(rng, numbers.Integral) or int(rng) < 0:
-        raise ValueError(
-            f"rng must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; got {rng!r}"
-        )
-    return np.random.SeedSequence(int(rng))
+    return as_seed_sequence(rng)
 
 
 def _choose_grid(x: NDArray[np.float64], bins: int) -> _Grid:

@@ -1,0 +1,55 @@
+"""Seeds become streams in one place, and $DPCORE_SEED_OFFSET moves every int seed to another stream."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dpcore
+from dpcore._validation import SEED_OFFSET_ENV, as_seed_sequence, seed_offset
+
+
+def test_default_stream_is_numpys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(SEED_OFFSET_ENV, raising=False)
+    assert seed_offset() == 0
+    assert dpcore.as_generator(7).random() == np.random.default_rng(7).random()
+
+
+def test_offset_gives_seedsequence_of_seed_and_offset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SEED_OFFSET_ENV, "3")
+    assert seed_offset() == 3
+    expected = np.random.Generator(np.random.PCG64(np.random.SeedSequence([7, 3]))).random(4)
+    assert np.array_equal(dpcore.as_generator(7).random(4), expected)
+    assert as_seed_sequence(7).entropy == [7, 3]
+    # the Monte Carlo checks and the audit's root seed go through the same place
+    sampler = lambda g, n: g.random(n)  # noqa: E731
+    a = dpcore.check_probability(sampler, lambda u: u < 0.5, 1000, 0.5, rng=7)
+    assert a.details["hits"] == int((expected_stream(7, 3, 1000) < 0.5).sum())
+    from dpcore.auditing import _root_seed
+
+    assert _root_seed(7).entropy == [7, 3]
+
+
+def expected_stream(seed: int, offset: int, n: int) -> np.ndarray:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, offset]))).random(n)
+
+
+def test_generators_and_seedsequences_pass_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SEED_OFFSET_ENV, "5")
+    g = np.random.default_rng(1)
+    assert dpcore.as_generator(g) is g
+    ss = np.random.SeedSequence(9)
+    assert as_seed_sequence(ss) is ss
+
+
+@pytest.mark.parametrize("bad", ["-1", "x", "1.5", "1e3"])
+def test_malformed_offset_is_an_error(monkeypatch: pytest.MonkeyPatch, bad: str) -> None:
+    monkeypatch.setenv(SEED_OFFSET_ENV, bad)
+    with pytest.raises(ValueError, match=SEED_OFFSET_ENV):
+        dpcore.as_generator(1)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "3", True])
+def test_bad_seeds(bad: object) -> None:
+    with pytest.raises(ValueError):
+        dpcore.as_generator(bad)  # type: ignore[arg-type]
