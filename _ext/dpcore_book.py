@@ -311,11 +311,8 @@ def _claim_block(claim: Any, srcdir: Path, in_errata: bool) -> nodes.container:
     if claim.kind == "erratum":
         fields += _field("The seed says", claim.seed_says)
         fields += _field("Correct statement", claim.correct)
-    if claim.symbolic:
-        fields += _field("Symbolic check", claim.symbolic)
-    if claim.numeric:
-        fields += _field("Numeric check", claim.numeric)
     fields += _field("Result", _para(_pending("result", claim_id=claim.id)))
+    fields += _field("Evidence", _pending("evidence", claim_id=claim.id))
     link_para = _para(_pending("claim-link", claim_id=claim.id, chapter=claim.chapter))
     if in_errata:
         link_para += nodes.Text(" · ")
@@ -445,12 +442,50 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
                         warned.add(cid)
                         logger.warning(f"ledger: claim {cid!r} FAILED in this build", type="dpcore",
                                        subtype="ledger", location=docname)
-                if rec.get("evidence"):
+                for reason in rec.get("reasons", []):
                     new += nodes.Text(" — ")
-                    new += nodes.literal("", rec["evidence"], classes=["dpcore-evidence"])
+                    new += nodes.inline("", reason, classes=["dpcore-evidence"])
+        elif what == "evidence":
+            new = _evidence_nodes(declared.get(cid), results.get(cid))
         else:  # pragma: no cover
             new = nodes.Text("")
         node.replace_self(new)
+
+
+_KIND_NAMES = {"symbolic": "symbolic (sympy)", "exact": "exact computation", "numeric": "numeric (floating point)",
+               "monte-carlo": "Monte Carlo"}
+
+
+def _evidence_nodes(claim: Any, rec: dict[str, Any] | None) -> nodes.Node:
+    """The kinds of evidence, each piece of evidence and each control, as this build computed them."""
+    if rec is None:
+        return nodes.paragraph("", "no evidence recorded in this build")
+    box = nodes.container(classes=["dpcore-evidence-list"])
+    kinds = rec.get("kinds", [])
+    text = "Kinds of evidence: " + ", ".join(_KIND_NAMES.get(k, k) for k in kinds)
+    if "symbolic" not in kinds:
+        text += "; this claim has no symbolic part"
+    if rec.get("false_alarm"):
+        text += f"; Monte Carlo false-alarm probability <= {rec['false_alarm']:.2g} (union bound)"
+    box += nodes.paragraph("", text + ".")
+    erratum = claim is not None and claim.kind == "erratum"
+    items = nodes.bullet_list()
+    pieces = [(e, False) for e in rec.get("evidence", [])] + [(c, True) for c in rec.get("controls", [])]
+    for entry, is_control in pieces:
+        ok = (not entry.get("holds")) if is_control else bool(entry.get("holds"))
+        label = ""
+        if is_control:
+            who = "the seed's statement" if erratum else "negative control"
+            label = who + (", rejected" if ok else ", NOT rejected")
+        para = nodes.paragraph()
+        para += nodes.strong("", "✔ " if ok else "✘ ")
+        if label:
+            para += nodes.emphasis("", label + ": ")
+        para += nodes.Text(f"{entry.get('what', '')} [{_KIND_NAMES.get(entry.get('kind', ''), '')}]: ")
+        para += nodes.inline("", entry.get("detail", ""), classes=["dpcore-evidence"])
+        items += nodes.list_item("", para)
+    box += items
+    return box
 
 
 def _on_missing_reference(app: Sphinx, env: Any, node: Any, contnode: nodes.Element) -> nodes.Element | None:

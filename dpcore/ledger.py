@@ -8,29 +8,39 @@ Claims are *declared* in data files, one per chapter, ``dpcore/claims/*.toml``::
     statement = "Var[X] = 2 b^2 for X ~ Lap(mu, b)"
     seed = "000"                          # seed file prefix, or "" if none
     passage = "方差 ... = 2b^2"            # where the seed states it
-    symbolic = "sympy integrates (x-mu)^2 against the density"
-    numeric = "median-of-means test, 4 (mu, b) pairs, alpha = 1e-6"
     kind = "claim"                         # or "erratum"
     # for kind = "erratum" only:
     seed_says = "what the seed wrongly states"
     correct = "the correct statement"
 
-and *checked* in the notebook that owns them by :func:`record`, which fails
-loudly (``AssertionError``) when the check did not pass, and refuses an id
-that is not declared. For an erratum, ``passed=True`` means the chapter's
-numeric demonstration that the seed is wrong succeeded.
+A declaration says *what* is claimed, never how it was checked or with how
+many samples: that comes from the code that ran. Claims are *checked* in the
+notebook that owns them by :func:`record`, which receives the evidence
+(:mod:`dpcore.evidence`: values and bounds, intervals, Monte Carlo results,
+sympy expressions) and the negative controls, computes the verdict itself,
+writes it down, and only then fails the cell if the claim failed::
+
+    ledger.record(
+        "laplace-dist.variance",
+        Equal("sympy: Var[X]", variance, 2 * b**2),
+        *mc_results,                                    # CheckResults
+        controls=[Equal("Var[X] = b^2", variance, b**2), wrong_mc_result],
+    )
+
+For an erratum the evidence checks the *corrected* statement (it must hold)
+and the controls check the *seed's* statement (each must fail).
 
 When the environment variable ``DPCORE_LEDGER_DIR`` is set (the book build
-sets it), each record is also appended as a JSON line to
+sets it), each record is appended as a JSON line to
 ``$DPCORE_LEDGER_DIR/<chapter>.jsonl``, from which the ledger and errata
-pages are generated.
+pages are generated: verdict, reasons, the kinds of evidence, every number.
 
-Inside a notebook, :func:`record` also displays a one-line badge carrying an
-HTML anchor ``id="ledger-<slug>"`` (see :func:`anchor`), wherever in the cell
-it is called; the book's ledger page links each claim to that anchor, i.e. to
-the very cell that checked it. Write claim ids *literally* in the call
-(``record("gaussian.theorem8-mc", ...)``): the test suite finds them by
-scanning the notebooks' sources.
+Inside a notebook, :func:`record` also displays a badge carrying an HTML
+anchor ``id="ledger-<slug>"`` (see :func:`anchor`) and the evidence, wherever
+in the cell it is called; the book's ledger page links each claim to that
+anchor, i.e. to the very cell that checked it. Write claim ids *literally* in
+the call (``record("gaussian.theorem8-mc", ...)``): the test suite finds them
+by scanning the notebooks' sources.
 """
 
 from __future__ import annotations
@@ -40,12 +50,15 @@ import json
 import os
 import re
 import tomllib
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["Claim", "Record", "claims", "get_claim", "record", "load_results", "anchor", "CLAIMS_DIR"]
+from .evidence import BOOK_ALPHA, Evidence, as_evidence
+
+__all__ = ["Claim", "Record", "Verdict", "claims", "get_claim", "record", "load_results", "anchor", "CLAIMS_DIR"]
 
 CLAIMS_DIR = Path(__file__).with_name("claims")
 _REQUIRED = ("id", "chapter", "statement", "seed", "passage", "kind")
@@ -61,8 +74,6 @@ class Claim:
     seed: str
     passage: str
     kind: Literal["claim", "erratum"]
-    symbolic: str = ""
-    numeric: str = ""
     seed_says: str = ""
     correct: str = ""
 
@@ -120,22 +131,80 @@ def anchor(claim_id: str) -> str:
 _SHOWN_ANCHORS: set[str] = set()  # anchors already emitted in this kernel (ids must be unique)
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What the ledger computed for one record: the verdict and every reason it failed."""
+
+    passed: bool
+    reasons: tuple[str, ...]
+    false_alarm: float  # union bound over the Monte Carlo evidence
+
+
+def _verdict(claim: Claim, evidence: Sequence[Evidence], controls: Sequence[Evidence]) -> Verdict:
+    reasons: list[str] = []
+    for e in evidence:
+        if not e.holds:
+            reasons.append(f"evidence does not hold: {e.what} ({e.describe()})")
+    for c in controls:
+        if c.holds:
+            who = "the seed's statement" if claim.kind == "erratum" else "negative control"
+            reasons.append(f"{who} was not rejected: {c.what} ({c.describe()})")
+    false_alarm = sum(e.alpha for e in evidence if e.alpha is not None)
+    if false_alarm > BOOK_ALPHA * (1 + 1e-9):
+        reasons.append(
+            f"the Monte Carlo evidence has false-alarm probability up to {false_alarm:.3g} "
+            f"(union bound), above the book's level {BOOK_ALPHA:g}: split alpha between the tests"
+        )
+    return Verdict(not reasons, tuple(reasons), false_alarm)
+
+
 class Record:
     """The outcome of one :func:`record` call; displays itself once as a badge with an anchor."""
 
-    def __init__(self, claim: Claim, passed: bool, evidence: str) -> None:
+    def __init__(self, claim: Claim, evidence: Sequence[Evidence], controls: Sequence[Evidence],
+                 verdict: Verdict, note: str = "") -> None:
         self.claim = claim
-        self.passed = passed
-        self.evidence = evidence
+        self.evidence = tuple(evidence)
+        self.controls = tuple(controls)
+        self.verdict = verdict
+        self.note = note
         self._shown = False
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.passed
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds of evidence (symbolic, exact, numeric, Monte Carlo) behind the verdict."""
+        return sorted({e.kind for e in self.evidence})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.claim.id,
+            "passed": self.passed,
+            "kinds": self.kinds,
+            "false_alarm": self.verdict.false_alarm,
+            "reasons": list(self.verdict.reasons),
+            "evidence": [e.to_json() for e in self.evidence],
+            "controls": [c.to_json() for c in self.controls],
+            "note": self.note,
+        }
 
     def _tag(self) -> str:
         if self.claim.kind == "erratum":
-            return "erratum demonstrated" if self.passed else "erratum NOT demonstrated"
+            return "erratum demonstrated" if self.passed else "erratum NOT demonstrated (FAILED)"
         return "verified" if self.passed else "FAILED"
 
+    def _lines(self) -> list[tuple[bool, str]]:
+        ctl = "seed's statement rejected" if self.claim.kind == "erratum" else "negative control rejected"
+        out = [(e.holds, f"{e.kind}: {e.what}: {e.describe()}") for e in self.evidence]
+        out += [(not c.holds, f"{ctl}: {c.what}: {c.describe()}") for c in self.controls]
+        return out
+
     def _repr_markdown_(self) -> str:  # pragma: no cover - display only
-        return f"**Ledger** `{self.claim.id}` — {self._tag()}: {self.claim.statement}  \n<small>{self.evidence}</small>"
+        lines = "".join(f"\n- {'✔' if ok else '✘'} {text}" for ok, text in self._lines())
+        return f"**Ledger** `{self.claim.id}` — {self._tag()}: {self.claim.statement}{lines}"
 
     def _repr_html_(self) -> str:
         aid = anchor(self.claim.id)
@@ -143,11 +212,17 @@ class Record:
         _SHOWN_ANCHORS.add(aid)
         esc = html.escape
         kind = "erratum" if self.claim.kind == "erratum" else "claim"
+        state = "pass" if self.passed else "fail"
+        items = "".join(
+            f'<li class="dpcore-ledger-{"ok" if ok else "bad"}">{"&#10004;" if ok else "&#10008;"} {esc(text)}</li>'
+            for ok, text in self._lines()
+        )
         return (
-            f'<div class="dpcore-ledger-record dpcore-ledger-{kind}"{id_attr}>'
+            f'<div class="dpcore-ledger-record dpcore-ledger-{kind} dpcore-ledger-{state}"{id_attr}>'
             f'<span class="dpcore-ledger-badge">{"&#10004;" if self.passed else "&#10008;"} Ledger</span> '
-            f"<code>{esc(self.claim.id)}</code> &mdash; {esc(self._tag())}: {esc(self.claim.statement)}"
-            + (f'<br><small class="dpcore-ledger-evidence">{esc(self.evidence)}</small>' if self.evidence else "")
+            f"<code>{esc(self.claim.id)}</code> &mdash; <b>{esc(self._tag())}</b>: {esc(self.claim.statement)}"
+            f'<ul class="dpcore-ledger-evidence">{items}</ul>'
+            + (f"<small>{esc(self.note)}</small>" if self.note else "")
             + "</div>"
         )
 
@@ -166,9 +241,6 @@ class Record:
         return f"ledger: {self.claim.id} {'passed' if self.passed else 'FAILED'}"
 
 
-_Record = Record  # the name this class had first
-
-
 def _in_kernel() -> bool:
     try:
         from IPython import get_ipython
@@ -178,41 +250,61 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def record(claim_id: str, passed: bool, evidence: Any = "") -> Record:
-    """Record the outcome of the check of a declared claim, and assert it.
+def record(claim_id: str, *evidence: Any, controls: Sequence[Any] = (), note: str = "") -> Record:
+    """Compute the verdict of a declared claim from its evidence, write it down, then assert it.
 
     Parameters
     ----------
     claim_id : str
         An id declared in ``dpcore/claims/*.toml``.
-    passed : bool
-        Whether every check of the claim passed (for an erratum: whether the
-        demonstration that the seed is wrong succeeded).
-    evidence : object
-        A short human-readable account (a :class:`~dpcore.montecarlo.CheckResult`,
-        a number, a sentence); stored with the record.
+    *evidence : Evidence or CheckResult
+        What the claim's checks computed (:mod:`dpcore.evidence`): at least
+        one. Each must *hold*. Monte Carlo pieces must together have
+        false-alarm probability <= :data:`~dpcore.evidence.BOOK_ALPHA`
+        (their ``alpha`` are added: a union bound).
+    controls : sequence of Evidence or CheckResult
+        The same checks applied to plausible wrong claims (for an erratum: to
+        the seed's false statement): at least one, and each must *fail*.
+    note : str
+        A short comment shown with the record.
+
+    The verdict is the ledger's own: every piece of evidence holds, every
+    control fails, and the false-alarm budget is kept. The record (verdict,
+    reasons, every number) is appended to ``$DPCORE_LEDGER_DIR/<chapter>.jsonl``
+    and shown in the notebook *before* a failure raises, so a failing claim
+    appears on the ledger page as FAILED with its numbers.
 
     Raises
     ------
     KeyError
         If ``claim_id`` is not declared.
+    TypeError
+        If a piece of evidence is not evidence (a bool, a string, a number):
+        the ledger computes verdicts, it does not accept them.
+    ValueError
+        If there is no evidence or no control.
     AssertionError
-        If ``passed`` is false: a claim that stops holding fails the notebook.
+        After recording, if the claim failed.
     """
     claim = get_claim(claim_id)
-    ok = bool(passed)
-    text = str(evidence)
+    ev = [as_evidence(e) for e in evidence]
+    ctl = [as_evidence(c) for c in controls]
+    if not ev:
+        raise ValueError(f"{claim_id}: a record needs at least one piece of evidence")
+    if not ctl:
+        what = "the seed's statement, checked and rejected" if claim.kind == "erratum" else "a negative control"
+        raise ValueError(f"{claim_id}: a record needs {what} (controls=...): a check must be able to fail")
+    rec = Record(claim, ev, ctl, _verdict(claim, ev, ctl), str(note))
     out_dir = os.environ.get("DPCORE_LEDGER_DIR")
     if out_dir:
         path = Path(out_dir) / f"{claim.chapter}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"id": claim.id, "passed": ok, "evidence": text}, ensure_ascii=False) + "\n")
-    if not ok:
-        raise AssertionError(f"ledger claim {claim.id!r} failed: {claim.statement} -- {text}")
-    rec = Record(claim, ok, text)
+            fh.write(json.dumps(rec.to_json(), ensure_ascii=False, default=str) + "\n")
     if _in_kernel():  # show the badge (and its anchor) right where the claim is checked
         rec._ipython_display_()
+    if not rec.passed:
+        raise AssertionError(f"ledger claim {claim.id!r} FAILED: " + "; ".join(rec.verdict.reasons))
     return rec
 
 
@@ -225,8 +317,3 @@ def load_results(directory: str | os.PathLike[str]) -> dict[str, dict[str, Any]]
                 rec = json.loads(line)
                 results[rec["id"]] = rec
     return results
-
-
-def as_dicts() -> list[dict[str, str]]:
-    """All declared claims as plain dictionaries (for page generation)."""
-    return [asdict(c) for c in claims().values()]

@@ -23,7 +23,9 @@ from pathlib import Path
 
 import pytest
 
+import dpcore
 from dpcore import ledger
+from dpcore.evidence import Compare, Fact
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -104,21 +106,56 @@ def test_bad_declarations_are_refused(tmp_path: Path, monkeypatch: pytest.Monkey
     ledger.claims.cache_clear()
 
 
-def test_record_refuses_undeclared_ids_and_asserts_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    declared = ledger.claims()
-    if not declared:
-        pytest.skip("no claim declared yet")
-    cid, claim = next(iter(declared.items()))
+def _mc(claimed: float, seed: int) -> dpcore.CheckResult:
+    """A Clopper-Pearson test of P(U < 1/2) = claimed for U uniform."""
+    return dpcore.check_probability(lambda g, n: g.random(n), lambda u: u < 0.5, 20_000, claimed, rng=seed)
+
+
+def test_record_computes_the_verdict_and_writes_failures_before_raising(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cid, claim = next((i, c) for i, c in ledger.claims().items() if c.kind == "claim")
     monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
     with pytest.raises(KeyError):
-        ledger.record("no-such.claim", True)
-    rec = ledger.record(cid, True, "evidence text")
-    assert rec.passed and f'id="{ledger.anchor(cid)}"' in rec._repr_html_()
-    with pytest.raises(AssertionError):
-        ledger.record(cid, False, "it broke")
+        ledger.record("no-such.claim", Compare("x", 1, "<=", 2), controls=[Compare("x", 3, "<=", 2)])
+    good, wrong = Compare("1 <= 2", 1.0, "<=", 2.0), Compare("3 <= 2", 3.0, "<=", 2.0)
+    rec = ledger.record(cid, good, _mc(0.5, 1), controls=[wrong, _mc(0.6, 2)])
+    assert rec.passed and rec.kinds == ["monte-carlo", "numeric"]
+    assert f'id="{ledger.anchor(cid)}"' in rec._repr_html_()
+    # a claim whose evidence fails, a control that is not rejected: recorded as FAILED, then raised
+    with pytest.raises(AssertionError, match="FAILED"):
+        ledger.record(cid, wrong, controls=[good])
     lines = [json.loads(x) for x in (tmp_path / f"{claim.chapter}.jsonl").read_text().splitlines()]
     assert [r["passed"] for r in lines] == [True, False]
+    assert len(lines[1]["reasons"]) == 2 and "3 <= 2" in lines[1]["reasons"][0]
+    assert lines[1]["evidence"][0]["detail"] == "3 <= 2"  # the numbers are on the record
     assert ledger.load_results(tmp_path)[cid]["passed"] is False  # the last record of an id wins
+
+
+def test_record_refuses_verdicts_it_did_not_compute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cid = next(iter(ledger.claims()))
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
+    control = [Compare("3 <= 2", 3.0, "<=", 2.0)]
+    for verdict in (True, "False", 1, float("nan"), None):
+        with pytest.raises(TypeError):
+            ledger.record(cid, verdict, controls=control)
+    with pytest.raises(TypeError):
+        Fact("a string is not a bool", "True")
+    with pytest.raises(ValueError):  # no evidence, no control
+        ledger.record(cid, controls=control)
+    with pytest.raises(ValueError):
+        ledger.record(cid, Compare("1 <= 2", 1.0, "<=", 2.0))
+    assert not list(tmp_path.glob("*.jsonl")), "a refused call must not be recorded"
+
+
+def test_record_enforces_the_books_false_alarm_level(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cid, claim = next(iter(ledger.claims().items()))
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
+    wrong = Compare("3 <= 2", 3.0, "<=", 2.0)
+    with pytest.raises(AssertionError, match="false-alarm"):
+        ledger.record(cid, _mc(0.5, 1), _mc(0.5, 2), controls=[wrong])  # 2e-6 > 1e-6
+    rec = json.loads((tmp_path / f"{claim.chapter}.jsonl").read_text().splitlines()[-1])
+    assert not rec["passed"] and rec["false_alarm"] == pytest.approx(2e-6)
 
 
 def test_anchor_slugs() -> None:
@@ -198,7 +235,7 @@ def test_no_record_failed_in_the_last_build() -> None:
             if rec["id"] not in declared:
                 undeclared.append(rec["id"])
             if not rec["passed"]:
-                failed.append(f"{rec['id']}: {rec.get('evidence', '')}")
+                failed.append(f"{rec['id']}: {'; '.join(rec.get('reasons', []))}")
         unrecorded += [cid for cid, c in declared.items() if c.chapter == path.stem and cid not in seen]
     assert not failed, "records that FAILED in the build:\n" + "\n".join(failed)
     assert not undeclared, f"records of undeclared ids: {undeclared}"

@@ -1,0 +1,88 @@
+"""dpcore.evidence: each kind of evidence computes its verdict from numbers, and refuses non-evidence."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import dpcore
+from dpcore.evidence import BOOK_ALPHA, Close, Compare, Equal, Fact, Test, Within, as_evidence
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "bound", "holds"),
+    [("<", 1, 2, True), ("<", 2, 2, False), ("<=", 2, 2, True), ("==", 2, 2, True), ("==", 2, 2.0000001, False),
+     (">=", 2, 3, False), (">", 3, 2, True), ("<=", -math.inf, 0, True), ("<=", 1, math.inf, True)],
+)
+def test_compare(op: str, value: float, bound: float, holds: bool) -> None:
+    assert Compare("c", value, op, bound).holds is holds
+
+
+def test_close_and_within() -> None:
+    assert Close("c", 1.0, 1.0 + 1e-13, rtol=1e-12).holds
+    assert not Close("c", 1.0, 1.001, rtol=1e-6).holds
+    assert Close("c", 0.0, 1e-20, atol=1e-15).holds
+    assert not Close("c", 1.0, 1.1).holds  # zero tolerance: only exact equality
+    assert Within("w", 0.5, 0, 1).holds and not Within("w", 1.5, 0, 1).holds
+    assert Within("w", 3.0, 0, math.inf).holds
+
+
+@pytest.mark.parametrize("bad", [float("nan"), "1.0", True, np.bool_(True), 1 + 2j, None, [1.0]])
+def test_numbers_that_are_not_evidence_are_refused(bad: object) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        Compare("c", bad, "<=", 1.0)
+    with pytest.raises((TypeError, ValueError)):
+        Close("c", 1.0, bad, rtol=1e-9)
+
+
+def test_refusals() -> None:
+    with pytest.raises(ValueError):
+        Compare("c", 1, "=<", 2)  # unknown operator
+    with pytest.raises(ValueError):
+        Within("w", 1, 2, 0)  # empty interval
+    with pytest.raises(ValueError):
+        Close("c", 1, 1, rtol=-1)
+    with pytest.raises(ValueError):
+        Compare("", 1, "<", 2)  # no description
+    with pytest.raises(ValueError):
+        Compare("mc", 1, "<", 2, kind="monte-carlo")  # Monte Carlo evidence states its alpha
+    with pytest.raises(ValueError):
+        Compare("c", 1, "<", 2, alpha=1e-6)  # only Monte Carlo evidence has one
+    with pytest.raises(ValueError):
+        Compare("c", 1, "<", 2, kind="vibes")
+    for not_a_bool in ("False", "True", 0, 1, 1.0, None, dpcore):
+        with pytest.raises(TypeError):
+            Fact("f", not_a_bool)
+    assert Fact("f", np.bool_(True)).holds and not Fact("f", False).holds
+    for item in (True, "passed", 1.0, None):
+        with pytest.raises(TypeError):
+            as_evidence(item)
+
+
+def test_symbolic_equality_under_assumptions() -> None:
+    x = sp.Symbol("x", real=True)
+    p = sp.Symbol("p", positive=True)
+    assert not Equal("log(x^2) = 2 log x, x real", sp.log(x**2), 2 * sp.log(x)).holds
+    assert Equal("log(p^2) = 2 log p, p > 0", sp.log(p**2), 2 * sp.log(p)).holds
+    e = Equal("wrong", 2 * p**2, p**2)
+    assert e.kind == "symbolic" and not e.holds and "is not shown equal to" in e.describe()
+
+
+def test_monte_carlo_results_are_read_by_their_numbers() -> None:
+    res = dpcore.check_probability(lambda g, n: g.random(n), lambda u: u < 0.25, 10_000, 0.25, rng=3)
+    t = as_evidence(res)
+    assert isinstance(t, Test) and t.kind == "monte-carlo" and t.alpha == res.alpha <= BOOK_ALPHA
+    assert t.holds is res.passed is True
+    # a result whose 'passed' contradicts its own interval is a fault in the test: refused
+    import dataclasses
+
+    forged = dataclasses.replace(res, claimed=0.9)
+    with pytest.raises(ValueError, match="numbers say"):
+        _ = as_evidence(forged).holds
+    cdf = dpcore.check_cdf(lambda g, n: g.random(n), 5_000, lambda v: np.clip(v, 0, 1), rng=4)
+    assert as_evidence(cdf).holds is cdf.passed is True
+    wrong_cdf = dpcore.check_cdf(lambda g, n: g.random(n) ** 2, 5_000, lambda v: np.clip(v, 0, 1), rng=4)
+    assert as_evidence(wrong_cdf).holds is wrong_cdf.passed is False
