@@ -19,13 +19,16 @@ form makes it raise.
 
 from __future__ import annotations
 
+import numpy as np
 import sympy as sp
+
+from ._validation import as_generator
 
 __all__ = [
     "x", "y", "z", "t", "s", "mu", "b", "sigma", "epsilon", "delta", "Delta",
     "alpha", "u", "v", "k", "d", "n",
     "laplace_density", "laplace_cdf_claimed", "gaussian_density",
-    "laplace_expectation", "laplace_cdf_by_integration", "is_equal", "assert_equal",
+    "laplace_expectation", "laplace_cdf_by_integration", "is_equal", "numerically_equal", "assert_equal",
 ]
 
 x, y, z, t = sp.symbols("x y z t", real=True)
@@ -100,24 +103,94 @@ def laplace_cdf_by_integration(loc: sp.Expr = mu, scale: sp.Expr = b) -> tuple[s
     return sp.simplify(f_left), sp.simplify(f_right)
 
 
-def is_equal(lhs: sp.Expr, rhs: sp.Expr) -> bool:
-    """True iff sympy proves ``lhs - rhs`` simplifies to zero.
-
-    Tries :func:`sympy.simplify` first, then ``Piecewise`` folding, rewriting
-    ``erfc`` as ``1 - erf``, and
-    :meth:`sympy.Expr.equals`. ``False`` means "not proved equal", which a
-    chapter turns into a failed assertion.
-    """
-    diff = sp.simplify(sp.piecewise_fold(lhs - rhs))
-    if diff == 0:
+def _proved_zero(diff: sp.Expr) -> bool:
+    """Sympy simplifies ``diff`` to 0 using only the symbols' declared assumptions (never ``force``)."""
+    diff = sp.piecewise_fold(diff)
+    if sp.simplify(diff) == 0:
         return True
-    diff = sp.simplify(sp.expand(sp.powsimp(sp.expand_log(diff, force=True), force=True)))
-    if diff == 0:
+    # expand_log / powsimp without force apply only the rules the assumptions allow
+    if sp.simplify(sp.expand(sp.powsimp(sp.expand_log(diff)))) == 0:
         return True
     if diff.has(sp.erfc, sp.erf) and sp.simplify(diff.rewrite(sp.erf)) == 0:
         return True
-    result = sp.piecewise_fold(lhs - rhs).equals(0)
-    return bool(result)
+    return bool(diff.equals(0))
+
+
+def _sample_point(sym: sp.Symbol, gen: np.random.Generator, domain: tuple[float, float] | None) -> sp.Expr:
+    """A random value from the symbol's whole domain (negatives included for real symbols)."""
+    if domain is not None:
+        lo, hi = domain
+        return sp.Float(gen.uniform(lo, hi), 30)
+    if sym.is_integer:
+        lo = 1 if sym.is_positive else (0 if sym.is_nonnegative else -20)
+        return sp.Integer(int(gen.integers(lo, 21)))
+    mag = 10 ** gen.uniform(-2, 2)  # log-uniform magnitude in [0.01, 100]
+    if sym.is_positive or sym.is_nonnegative:
+        return sp.Float(mag, 30)
+    if sym.is_negative or sym.is_nonpositive:
+        return sp.Float(-mag, 30)
+    return sp.Float(mag if gen.random() < 0.5 else -mag, 30)
+
+
+def numerically_equal(
+    lhs: sp.Expr,
+    rhs: sp.Expr,
+    *,
+    points: int = 12,
+    domain: dict[sp.Symbol, tuple[float, float]] | None = None,
+    rtol: float = 1e-12,
+    seed: int = 20260101,
+) -> bool:
+    """``lhs`` and ``rhs`` agree (to ``rtol``) at random points of the symbols' domains.
+
+    Each free symbol is drawn from its whole declared domain (a real symbol
+    takes negative values too; a positive one, values from 0.01 to 100;
+    ``domain`` narrows a symbol to ``(lo, hi)``), and both sides are evaluated
+    with 30 significant digits. Points where either side is undefined or
+    infinite are skipped (a complex value is compared, not skipped);
+    ``False`` if no point could be evaluated or any point disagrees.
+    """
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    syms = sorted(lhs.free_symbols | rhs.free_symbols, key=str)
+    gen = as_generator(seed)
+    evaluated = 0
+    for _ in range(points):
+        subs = {sym: _sample_point(sym, gen, (domain or {}).get(sym)) for sym in syms}
+        a, c = sp.N(lhs.subs(subs), 30), sp.N(rhs.subs(subs), 30)
+        if not (a.is_number and c.is_number and a.is_finite and c.is_finite):
+            continue  # outside where both sides are defined (a pole, an undefined Piecewise branch)
+        evaluated += 1
+        # complex values are compared too: a real side against a complex side is a disagreement
+        if abs(complex(a) - complex(c)) > rtol * max(1.0, abs(complex(a)), abs(complex(c))):
+            return False
+    return evaluated > 0
+
+
+def is_equal(
+    lhs: sp.Expr, rhs: sp.Expr, *, domain: dict[sp.Symbol, tuple[float, float]] | None = None
+) -> bool:
+    """True iff sympy proves ``lhs == rhs`` under the symbols' assumptions, confirmed numerically.
+
+    Two conditions, both required:
+
+    1. sympy simplifies ``lhs - rhs`` to 0 (``simplify``, ``Piecewise``
+       folding, ``expand_log``/``powsimp`` *without* ``force``, ``erfc`` as
+       ``1 - erf``, :meth:`sympy.Expr.equals`), so that only identities the
+       declared assumptions allow are used: ``log(x**2) = 2 log(x)`` is not
+       proved for a real ``x``, only for a positive one;
+    2. both sides agree at random points of the symbols' whole domains
+       (:func:`numerically_equal`), which guards against a simplification
+       bug.
+
+    ``False`` means "not shown equal", which a chapter's record turns into a
+    failed claim.
+    """
+    lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
+    if not _proved_zero(lhs - rhs):
+        return False
+    if not (lhs.free_symbols | rhs.free_symbols):
+        return True
+    return numerically_equal(lhs, rhs, domain=domain)
 
 
 def assert_equal(lhs: sp.Expr, rhs: sp.Expr, what: str = "expressions") -> None:

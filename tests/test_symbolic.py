@@ -40,3 +40,27 @@ def test_is_equal_can_fail():
         assert "wrong mean" in str(exc)
     else:  # pragma: no cover
         raise AssertionError("assert_equal accepted a wrong claim")
+
+
+def test_is_equal_respects_assumptions():
+    """log(x**2) = 2 log(x) holds for positive x only; force=True once 'proved' it for real x."""
+    xr = sp.Symbol("xr", real=True)
+    xp = sp.Symbol("xp", positive=True)
+    assert not S.is_equal(sp.log(xr**2), 2 * sp.log(xr))  # the negative control
+    assert S.is_equal(sp.log(xp**2), 2 * sp.log(xp))
+    assert not S.is_equal(sp.sqrt(xr**2), xr)
+    assert S.is_equal(sp.sqrt(xr**2), sp.Abs(xr))
+    yr = sp.Symbol("yr", real=True)
+    assert not S.is_equal((xr * yr) ** S.alpha, xr**S.alpha * yr**S.alpha)  # false for x, y < 0
+    assert S.is_equal((xr * S.b) ** S.alpha, xr**S.alpha * S.b**S.alpha)  # true: b > 0
+
+
+def test_numeric_confirmation_samples_negatives_and_catches_disagreement():
+    xr = sp.Symbol("xr", real=True)
+    assert S.numerically_equal(sp.Abs(xr), sp.sqrt(xr**2))
+    assert not S.numerically_equal(sp.Abs(xr), xr)  # fails at the negative points
+    assert S.numerically_equal(xr, xr + 1e-20)  # within rtol
+    assert not S.numerically_equal(sp.log(xr), sp.log(xr) + 1, domain={xr: (1.0, 2.0)})
+    yr = sp.Symbol("yr", real=True)
+    # at x, y < 0 the left side is real and the right side complex: a disagreement, not a skip
+    assert not S.numerically_equal((xr * yr) ** sp.Rational(1, 2), sp.sqrt(xr) * sp.sqrt(yr))
