@@ -233,8 +233,14 @@ def probability_result(
     """
     n = check_positive_int("n", n)
     alpha = check_probability_open("alpha", alpha)
-    if not (0 <= hits <= n):
+    hits = check_positive_int("hits", hits, minimum=0)
+    if hits > n:
         raise ValueError(f"hits must lie in [0, n]; got {hits} with n={n}")
+    claimed = float(claimed)
+    if not (0.0 <= claimed <= 1.0):  # also refuses NaN
+        raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
+    if alternative not in ("two-sided", "less", "greater"):
+        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
     a = alpha / 2 if alternative == "two-sided" else alpha
     lo_arr, hi_arr = clopper_pearson_bounds(hits, n, a)
     lo, hi = float(lo_arr), float(hi_arr)
@@ -579,12 +585,14 @@ def check_cdf(
     dev = np.abs(empirical - claimed_f)
     worst = int(np.argmax(dev))
     t = math.sqrt(math.log(2 / alpha) / (2 * n))
+    # confidence set for the distance sup|F - F_claimed| over the grid: [dev - t, dev + t] (>= 0);
+    # the claim "distance 0" passes iff it lies inside, i.e. iff dev <= t
     return CheckResult(
         name=name,
         claimed=0.0,
         estimate=float(dev[worst]),
-        ci_low=0.0,
-        ci_high=t,
+        ci_low=max(0.0, float(dev[worst]) - t),
+        ci_high=float(dev[worst]) + t,
         passed=bool(dev[worst] <= t),
         alpha=alpha,
         n=n,
