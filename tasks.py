@@ -5,6 +5,8 @@
     python3 tasks.py test   # pytest over tests/ and every notebook under chapters/ (nbval)
     python3 tasks.py sweep [--offsets N] [--start K] [--write]
                             # re-run every chapter under N other seed streams (offsets K..K+N-1)
+    python3 tasks.py mutants [--only ID ...] [--write]
+                            # inject each fault of benchmarks/mutants.toml; which tests/chapters catch it
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
 into it (again only when that file changed), so a fresh clone needs nothing but
@@ -160,13 +162,129 @@ def sweep(argv: list[str]) -> int:
     return 1 if total_fail else 0
 
 
+def _copy_tree(dest: Path) -> None:
+    """A copy of the working tree (sources, tests, chapters, claims) without caches and builds."""
+    ignore = shutil.ignore_patterns(".venv", ".git", "_build", "__pycache__", ".pytest_cache", "*.egg-info",
+                                    ".ipynb_checkpoints", ".mypy_cache", ".ruff_cache")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+
+
+def _run_in_copy(copy: Path, tests: list[str]) -> dict[str, object]:
+    """Run ``tests`` and every chapter of ``copy`` with its own dpcore first on the path."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DPCORE_")}
+    env.update(PYTHONPATH=str(copy), MPLBACKEND="Agg")
+    out: dict[str, object] = {"tests": None, "chapters": [], "claims": []}
+    if tests:
+        res = subprocess.run([str(PY), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+                             cwd=copy, env=env, capture_output=True, text=True)
+        # pytest: 0 passed, 1 a test failed; anything else (collection error, crash) is reported as such
+        out["tests"] = {0: "passed", 1: "failed"}.get(res.returncode, f"error (pytest exit {res.returncode})")
+    chapters, claims = [], []
+    for nb in sorted((copy / "chapters").glob("*.ipynb")):
+        res = subprocess.run([str(PY), str(copy / "tasks.py"), "_execute", str(nb), "0", str(copy / "_ledger")],
+                             cwd=copy, env=env, capture_output=True, text=True)
+        try:
+            r = json.loads(res.stdout.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            r = {"ok": False, "failed": [], "error": (res.stderr or "no output")[-200:]}
+        if not r["ok"]:
+            chapters.append(nb.stem)
+            claims.extend(r["failed"] or [r["error"] or "claims not recorded"])
+    out["chapters"], out["claims"] = chapters, claims
+    return out
+
+
+def mutants(argv: list[str]) -> int:
+    """Inject each fault of benchmarks/mutants.toml alone into a copy of the repository; tabulate who kills it."""
+    import argparse
+    import tempfile
+    import time
+    import tomllib
+    from concurrent.futures import ThreadPoolExecutor
+
+    parser = argparse.ArgumentParser(prog="tasks.py mutants", description=mutants.__doc__)
+    parser.add_argument("--only", nargs="*", default=[], help="fault ids (default: all)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="faults run at once")
+    parser.add_argument("--write", action="store_true", help="write the table to benchmarks/results/mutants.md")
+    args = parser.parse_args(argv)
+    faults = tomllib.loads((ROOT / "benchmarks" / "mutants.toml").read_text(encoding="utf-8"))["fault"]
+    unknown = set(args.only) - {f["id"] for f in faults}
+    if unknown:
+        parser.error(f"unknown fault ids: {sorted(unknown)}")
+    if args.only:
+        faults = [f for f in faults if f["id"] in args.only]
+    for f in faults:  # a fault that no longer applies is an error of the registry, not a survivor
+        found = (ROOT / f["file"]).read_text(encoding="utf-8").count(f["find"])
+        if found != 1:
+            sys.exit(f"fault {f['id']}: its text occurs {found} times in {f['file']} (must be exactly once)")
+    ensure_env()
+    tmp = Path(tempfile.mkdtemp(prefix="dpcore-mutants-"))
+    t0 = time.time()
+
+    base_dir = tmp / "baseline"
+    _copy_tree(base_dir)
+    all_tests = sorted({t for f in faults for t in f["tests"]})
+    base = _run_in_copy(base_dir, all_tests)
+    if base["tests"] != "passed" or base["chapters"]:
+        print(f"the unmodified tree does not pass: tests {base['tests']}, chapters {base['chapters']}")
+        return 1
+
+    def one(f: dict[str, object]) -> dict[str, object]:
+        copy = tmp / str(f["id"])
+        _copy_tree(copy)
+        target = copy / str(f["file"])
+        target.write_text(target.read_text(encoding="utf-8").replace(str(f["find"]), str(f["replace"])),
+                          encoding="utf-8")
+        res = _run_in_copy(copy, list(f["tests"]))  # type: ignore[arg-type]
+        shutil.rmtree(copy, ignore_errors=True)
+        return {**f, **res}
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(one, faults))
+    shutil.rmtree(tmp, ignore_errors=True)
+    wall = time.time() - t0
+    by_tests = [r["tests"] != "passed" for r in rows]
+    by_chapters = [bool(r["chapters"]) for r in rows]
+    by_either = [a or b for a, b in zip(by_tests, by_chapters, strict=True)]
+    n = len(rows)
+
+    def rate(k: int) -> str:
+        return f"{k}/{n} ({100 * k / n:.0f} %)"
+
+    lines = [
+        f"Mutation run: {n} faults of `benchmarks/mutants.toml`, each injected alone; `python3 tasks.py "
+        f"mutants`, wall time {wall:.0f} s on {os.cpu_count()} cores. A fault is killed by the tests when "
+        "its unit tests fail, by the chapters when a chapter fails or records a FAILED claim.",
+        "",
+        f"Killed by the unit tests alone: {rate(sum(by_tests))}; by the chapters alone: "
+        f"{rate(sum(by_chapters))}; by either: {rate(sum(by_either))}.",
+        "",
+        "| fault | kind | unit tests | chapters that fail (claims) |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        chap = ", ".join(r["chapters"]) or "**survives**"  # type: ignore[arg-type]
+        claims = "; ".join(r["claims"])[:160]  # type: ignore[arg-type]
+        tests_cell = {"failed": "killed", "passed": "**survives**"}.get(str(r["tests"]), str(r["tests"]))
+        lines.append(f"| `{r['id']}` | {r['kind']} | {tests_cell} | {chap}{f' ({claims})' if claims else ''} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.write:
+        out = ROOT / "benchmarks" / "results" / "mutants.md"
+        out.write_text("# Mutation testing\n\n" + table + "\n", encoding="utf-8")
+        print(f"written to {out}")
+    return 0 if all(by_chapters) else 1
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "_execute":  # internal: one chapter under one seed stream (runs in the venv)
         import json
 
         print(json.dumps(_execute_notebook(argv[1], int(argv[2]), argv[3])))
         return 0
-    if not argv or argv[0] not in ("book", "test", "sweep"):
+    if not argv or argv[0] not in ("book", "test", "sweep", "mutants"):
         print(__doc__)
         return 2
     try:
@@ -174,6 +292,8 @@ def main(argv: list[str]) -> int:
             book()
         elif argv[0] == "sweep":
             return sweep(argv[1:])
+        elif argv[0] == "mutants":
+            return mutants(argv[1:])
         else:
             test(argv[1:])
     except subprocess.CalledProcessError as exc:
