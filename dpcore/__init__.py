@@ -43,6 +43,7 @@ from .montecarlo import (
     check_mean,
     check_probability,
     check_variance,
+    probability_acceptance,
     probability_result,
 )
 from .privacy_loss import *  # noqa: F403
@@ -58,6 +59,7 @@ __all__ = [
     "CheckResult",
     "check_probability",
     "probability_result",
+    "probability_acceptance",
     "check_bounded_mean",
     "check_mean",
     "check_variance",

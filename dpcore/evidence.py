@@ -44,6 +44,8 @@ import numpy as np
 
 __all__ = [
     "BOOK_ALPHA",
+    "Rejected",
+    "miss_probability",
     "Evidence",
     "Equal",
     "Compare",
@@ -89,8 +91,8 @@ def _check_alpha(kind: str, alpha: float | None) -> float | None:
         if alpha is None:
             raise ValueError("Monte Carlo evidence must state its false-alarm probability alpha")
         a = _real("alpha", alpha)
-        if not 0 < a < 1:
-            raise ValueError(f"alpha must lie in (0, 1); got {a}")
+        if not 0 < a <= 1:  # 1: no guarantee at all (the ledger then fails the claim)
+            raise ValueError(f"alpha must lie in (0, 1]; got {a}")
         return a
     if alpha is not None:
         raise ValueError(f"only Monte Carlo evidence has a false-alarm probability; {kind!r} has none")
@@ -124,6 +126,16 @@ class Evidence:
 
     def describe(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def control_risk(self) -> float:
+        """Probability that this evidence holds by chance when used as a negative control.
+
+        0 for deterministic evidence. For other Monte Carlo evidence used as a
+        control, ``alpha`` is read as that probability (the caller computes it);
+        :class:`Test` and :class:`Rejected` compute it themselves. A control that
+        holds by chance fails a true claim, so the ledger adds this to the budget.
+        """
+        return float(self.alpha) if self.alpha is not None else 0.0
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record: description, kind, rule, numbers and verdict."""
@@ -274,6 +286,7 @@ class Test(Evidence):
     """
 
     result: Any = None
+    true_value: Any = field(default=None, kw_only=True)
     kind: str = field(default="monte-carlo", kw_only=True)
     __test__: ClassVar[bool] = False  # not a pytest test class
 
@@ -297,6 +310,73 @@ class Test(Evidence):
 
     def describe(self) -> str:
         return str(self.result)
+
+    def control_risk(self) -> float:
+        """As a control (a wrong claim that must be rejected): its miss probability.
+
+        Needs ``true_value`` (the true value of the tested quantity); without it
+        no bound is known and the risk is 1, which fails the claim.
+        """
+        return 1.0 if self.true_value is None else miss_probability(self.result, self.true_value)
+
+
+def miss_probability(result: Any, true_value: float) -> float:
+    """Upper bound on the probability that ``result``'s test passes its (wrong) claim.
+
+    ``true_value`` is the true value of the tested quantity (for a CDF check,
+    the true sup distance between the sampled and the claimed CDF over the grid).
+
+    * Clopper--Pearson tests: the exact binomial acceptance probability of the
+      claim (:func:`dpcore.montecarlo.probability_acceptance`).
+    * Tests with a fixed radius ``r`` (median of means, DKW, the Hoeffding
+      radius of bounded means): when ``|true_value - claimed| >= 2 r``, passing
+      needs the estimate to miss the truth by ``>= r``, which has probability
+      at most the test's ``alpha``; otherwise no bound is claimed (1.0).
+    """
+    from .montecarlo import CheckResult, probability_acceptance
+
+    if not isinstance(result, CheckResult):
+        raise TypeError(f"miss_probability needs a dpcore CheckResult; got {type(result).__name__}")
+    t = _real("true_value", true_value)
+    if "alternative" in result.details:
+        return probability_acceptance(result.n, t, result.claimed,
+                                      alternative=result.details["alternative"], alpha=result.alpha)
+    d = result.details
+    r = d.get("radius", d.get("dkw_radius", d.get("radius_hoeffding")))
+    if r is None:
+        raise ValueError(f"no fixed radius known for the test {result.method!r}")
+    return result.alpha if abs(t - result.claimed) >= 2 * float(r) else 1.0
+
+
+@dataclass(frozen=True)
+class Rejected(Evidence):
+    """A Monte Carlo test that rejects a wrong claim: a negative control that is itself a test.
+
+    Holds iff the test rejected. Its false-alarm probability is the chance that
+    the test would have *passed* the wrong claim, bounded by
+    :func:`miss_probability` from ``true_value``; the ledger counts it in the
+    claim's error budget like any other Monte Carlo evidence.
+    """
+
+    result: Any = None
+    true_value: Any = None
+    kind: str = field(default="monte-carlo", kw_only=True)
+
+    def __post_init__(self) -> None:
+        # an exactly impossible miss is reported as the smallest positive double's neighbourhood
+        object.__setattr__(self, "alpha", max(miss_probability(self.result, self.true_value), 1e-300))
+        super().__post_init__()
+
+    @property
+    def holds(self) -> bool:
+        return not Test(self.what, result=self.result).holds
+
+    def describe(self) -> str:
+        return f"rejected (miss probability <= {self.alpha:.3g}): {self.result}"
+
+    def control_risk(self) -> float:
+        """As a control (a true claim that must not be rejected): the test's own alpha."""
+        return float(self.result.alpha)
 
 
 def as_evidence(item: Any) -> Evidence:

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
+from scipy import special, stats
 
 from ._validation import RNGLike, as_generator, check_positive_finite, check_positive_int, check_probability_open
 
@@ -46,6 +46,7 @@ __all__ = [
     "check_probability",
     "probability_result",
     "clopper_pearson_bounds",
+    "probability_acceptance",
     "check_bounded_mean",
     "check_mean",
     "check_variance",
@@ -263,7 +264,7 @@ def probability_result(
         alpha=alpha,
         n=n,
         method=f"Clopper-Pearson ({alternative})",
-        details={"hits": hits},
+        details={"hits": hits, "alternative": alternative},
     )
 
 
@@ -299,6 +300,60 @@ def clopper_pearson_bounds(
     lo[pos] = special.betaincinv(uk[pos], n - uk[pos] + 1, level)
     hi[notall] = special.betaincinv(uk[notall] + 1, n - uk[notall], 1 - level)
     return lo[inv].reshape(k.shape), hi[inv].reshape(k.shape)
+
+
+def probability_acceptance(
+    n: int,
+    true_p: float,
+    claimed: float,
+    *,
+    alternative: Literal["two-sided", "less", "greater"] = "two-sided",
+    alpha: float = DEFAULT_ALPHA,
+) -> float:
+    r"""Probability that :func:`probability_result` passes ``claimed`` when the truth is ``true_p``.
+
+    With :math:`K \sim \mathrm{Binomial}(n, p)` and :math:`A` the set of counts
+    for which the Clopper--Pearson test of ``claimed`` passes,
+
+    .. math:: P(\text{pass}) = \sum_{k \in A} \binom{n}{k} p^k (1-p)^{n-k},
+
+    summed exactly over the counts within 40 standard deviations of
+    :math:`np` (every count outside that window is counted as passing, so the
+    result is an upper bound, exact to far below 1e-300 in practice). When
+    ``claimed`` is wrong this is the probability that the test misses the
+    error (its type II error): a negative control whose wrong claim has
+    acceptance probability at most 1e-6 fails at the book's level.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` < 1, ``true_p`` or ``claimed`` is not in [0, 1], ``alpha`` is
+        not in (0, 1) or ``alternative`` is unknown.
+    """
+    n = check_positive_int("n", n)
+    alpha = check_probability_open("alpha", alpha)
+    p = float(true_p)
+    c = float(claimed)
+    if not (0.0 <= p <= 1.0):
+        raise ValueError(f"true_p must be a probability in [0, 1]; got {true_p}")
+    if not (0.0 <= c <= 1.0):
+        raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
+    if alternative not in ("two-sided", "less", "greater"):
+        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
+    sd = math.sqrt(n * p * (1.0 - p))
+    k_lo = max(0, math.floor(n * p - 40.0 * sd) - 1)
+    k_hi = min(n, math.ceil(n * p + 40.0 * sd) + 1)
+    k = np.arange(k_lo, k_hi + 1)
+    lo, hi = clopper_pearson_bounds(k, n, alpha / 2 if alternative == "two-sided" else alpha)
+    if alternative == "less":
+        accept = lo <= c
+    elif alternative == "greater":
+        accept = hi >= c
+    else:
+        accept = (lo <= c) & (c <= hi)
+    inside = float(stats.binom.pmf(k[accept], n, p).sum())
+    outside = float(stats.binom.cdf(k_lo - 1, n, p) + stats.binom.sf(k_hi, n, p))
+    return min(1.0, inside + outside)
 
 
 def check_bounded_mean(

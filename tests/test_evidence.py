@@ -86,3 +86,24 @@ def test_monte_carlo_results_are_read_by_their_numbers() -> None:
     assert as_evidence(cdf).holds is cdf.passed is True
     wrong_cdf = dpcore.check_cdf(lambda g, n: g.random(n) ** 2, 5_000, lambda v: np.clip(v, 0, 1), rng=4)
     assert as_evidence(wrong_cdf).holds is wrong_cdf.passed is False
+
+
+def test_rejected_counts_its_miss_probability() -> None:
+    """A rejected wrong claim holds, with alpha = its computed miss probability."""
+    import dpcore
+    from dpcore.evidence import Rejected, miss_probability
+
+    res = dpcore.probability_result(3000, 10_000, 0.2, alpha=1e-7)  # truth 0.3, claim 0.2
+    ev = Rejected("P = 0.2", result=res, true_value=0.3)
+    assert ev.holds and ev.kind == "monte-carlo"
+    assert 0 < ev.alpha < 1e-6
+    assert ev.alpha == max(dpcore.probability_acceptance(10_000, 0.3, 0.2, alpha=1e-7), 1e-300)
+    # a claim too close to the truth to be rejected reliably carries a large miss probability
+    near = dpcore.probability_result(300, 1000, 0.29, alpha=1e-7)
+    assert miss_probability(near, 0.3) > 0.5
+    # fixed-radius test: a gap under twice the radius gives no guarantee (alpha = 1)
+    m = dpcore.check_mean(lambda g, n: g.normal(0, 1, n), 10_000, 0.01, variance_bound=1, rng=1)
+    assert Rejected("mean", result=m, true_value=0.0).alpha == 1.0
+    # an accepted claim is not a rejection
+    ok = dpcore.probability_result(300, 1000, 0.3, alpha=1e-7)
+    assert not Rejected("P = 0.3", result=ok, true_value=0.25).holds

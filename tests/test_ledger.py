@@ -25,7 +25,7 @@ import pytest
 
 import dpcore
 from dpcore import ledger
-from dpcore.evidence import Compare, Fact
+from dpcore.evidence import Compare, Fact, Test
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -106,9 +106,11 @@ def test_bad_declarations_are_refused(tmp_path: Path, monkeypatch: pytest.Monkey
     ledger.claims.cache_clear()
 
 
-def _mc(claimed: float, seed: int) -> dpcore.CheckResult:
+def _mc(claimed: float, seed: int, alpha: float = 5e-7) -> dpcore.CheckResult:
     """A Clopper-Pearson test of P(U < 1/2) = claimed for U uniform."""
-    return dpcore.check_probability(lambda g, n: g.random(n), lambda u: u < 0.5, 20_000, claimed, rng=seed)
+    return dpcore.check_probability(
+        lambda g, n: g.random(n), lambda u: u < 0.5, 20_000, claimed, rng=seed, alpha=alpha
+    )
 
 
 def test_record_computes_the_verdict_and_writes_failures_before_raising(
@@ -119,8 +121,12 @@ def test_record_computes_the_verdict_and_writes_failures_before_raising(
     with pytest.raises(KeyError):
         ledger.record("no-such.claim", Compare("x", 1, "<=", 2), controls=[Compare("x", 3, "<=", 2)])
     good, wrong = Compare("1 <= 2", 1.0, "<=", 2.0), Compare("3 <= 2", 3.0, "<=", 2.0)
-    rec = ledger.record(cid, good, _mc(0.5, 1), controls=[wrong, _mc(0.6, 2)])
+    rec = ledger.record(cid, good, _mc(0.5, 1), controls=[wrong, Test("P = 0.6", result=_mc(0.6, 2), true_value=0.5)])
     assert rec.passed and rec.kinds == ["monte-carlo", "numeric"]
+    assert 5e-7 <= rec.verdict.false_alarm < 6e-7  # the control's miss probability is counted too
+    # a Monte Carlo control without the true value that bounds its miss probability fails the claim
+    with pytest.raises(AssertionError, match="miss probability"):
+        ledger.record(cid, good, _mc(0.5, 1), controls=[_mc(0.6, 2)])
     assert f'id="{ledger.anchor(cid)}"' in rec._repr_html_()
     # a claim whose evidence fails, a control that is not rejected: recorded as FAILED, then raised
     with pytest.raises(AssertionError, match="FAILED"):
@@ -153,7 +159,7 @@ def test_record_enforces_the_books_false_alarm_level(tmp_path: Path, monkeypatch
     monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
     wrong = Compare("3 <= 2", 3.0, "<=", 2.0)
     with pytest.raises(AssertionError, match="false-alarm"):
-        ledger.record(cid, _mc(0.5, 1), _mc(0.5, 2), controls=[wrong])  # 2e-6 > 1e-6
+        ledger.record(cid, _mc(0.5, 1, 1e-6), _mc(0.5, 2, 1e-6), controls=[wrong])  # 2e-6 > 1e-6
     rec = json.loads((tmp_path / f"{claim.chapter}.jsonl").read_text().splitlines()[-1])
     assert not rec["passed"] and rec["false_alarm"] == pytest.approx(2e-6)
 

@@ -173,3 +173,23 @@ def test_clopper_pearson_bounds_vectorised_matches_scalar_and_refuses_bad_counts
         clopper_pearson_bounds([201], 200, 0.025)
     with pytest.raises(ValueError, match="level"):
         clopper_pearson_bounds([1], 200, 1.5)
+
+
+def test_probability_acceptance_matches_direct_sum() -> None:
+    """Exact acceptance probability against a direct sum over every count (small n)."""
+    from scipy import stats as st
+
+    n, p, c, a = 60, 0.3, 0.45, 0.05
+    k = np.arange(n + 1)
+    lo, hi = dpcore.montecarlo.clopper_pearson_bounds(k, n, a / 2)
+    direct = st.binom.pmf(k[(lo <= c) & (c <= hi)], n, p).sum()
+    got = dpcore.probability_acceptance(n, p, c, alpha=a)
+    assert abs(got - direct) < 1e-12
+    # a true claim is accepted with probability >= 1 - alpha (the test's guarantee)
+    assert dpcore.probability_acceptance(n, p, p, alpha=a) >= 1 - a
+    # one-sided: "less" accepts every claim above the truth more often than the truth itself
+    assert dpcore.probability_acceptance(n, p, 0.9, alternative="less", alpha=a) > 0.999
+    with pytest.raises(ValueError, match="true_p"):
+        dpcore.probability_acceptance(n, 1.5, c)
+    with pytest.raises(ValueError, match="alternative"):
+        dpcore.probability_acceptance(n, p, c, alternative="greter")  # type: ignore[arg-type]
