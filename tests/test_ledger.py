@@ -124,9 +124,6 @@ def test_record_computes_the_verdict_and_writes_failures_before_raising(
     rec = ledger.record(cid, good, _mc(0.5, 1), controls=[wrong, Test("P = 0.6", result=_mc(0.6, 2), true_value=0.5)])
     assert rec.passed and rec.kinds == ["monte-carlo", "numeric"]
     assert 5e-7 <= rec.verdict.false_alarm < 6e-7  # the control's miss probability is counted too
-    # a Monte Carlo control without the true value that bounds its miss probability fails the claim
-    with pytest.raises(AssertionError, match="miss probability"):
-        ledger.record(cid, good, _mc(0.5, 1), controls=[_mc(0.6, 2)])
     assert f'id="{ledger.anchor(cid)}"' in rec._repr_html_()
     # a claim whose evidence fails, a control that is not rejected: recorded as FAILED, then raised
     with pytest.raises(AssertionError, match="FAILED"):
@@ -134,6 +131,9 @@ def test_record_computes_the_verdict_and_writes_failures_before_raising(
     lines = [json.loads(x) for x in (tmp_path / f"{claim.chapter}.jsonl").read_text().splitlines()]
     assert [r["passed"] for r in lines] == [True, False]
     assert len(lines[1]["reasons"]) == 2 and "3 <= 2" in lines[1]["reasons"][0]
+    # a Monte Carlo control without the true value that bounds its miss probability fails the claim
+    with pytest.raises(AssertionError, match="miss probability"):
+        ledger.record(cid, good, _mc(0.5, 1), controls=[_mc(0.6, 2)])
     assert lines[1]["evidence"][0]["detail"] == "3 <= 2"  # the numbers are on the record
     assert ledger.load_results(tmp_path)[cid]["passed"] is False  # the last record of an id wins
 
