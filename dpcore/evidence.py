@@ -287,6 +287,7 @@ class Test(Evidence):
 
     result: Any = None
     true_value: Any = field(default=None, kw_only=True)
+    miss: Any = field(default=None, kw_only=True)
     kind: str = field(default="monte-carlo", kw_only=True)
     __test__: ClassVar[bool] = False  # not a pytest test class
 
@@ -314,9 +315,13 @@ class Test(Evidence):
     def control_risk(self) -> float:
         """As a control (a wrong claim that must be rejected): its miss probability.
 
-        Needs ``true_value`` (the true value of the tested quantity); without it
-        no bound is known and the risk is 1, which fails the claim.
+        Needs ``true_value`` (the true value of the tested quantity, see
+        :func:`miss_probability`) or ``miss`` (a bound the caller computed, e.g.
+        :func:`dpcore.privacy_loss.event_detection_miss`); without either no
+        bound is known and the risk is 1, which fails the claim.
         """
+        if self.miss is not None:
+            return _real("miss", self.miss)
         return 1.0 if self.true_value is None else miss_probability(self.result, self.true_value)
 
 
@@ -360,11 +365,13 @@ class Rejected(Evidence):
 
     result: Any = None
     true_value: Any = None
+    miss: Any = field(default=None, kw_only=True)
     kind: str = field(default="monte-carlo", kw_only=True)
 
     def __post_init__(self) -> None:
-        # an exactly impossible miss is reported as the smallest positive double's neighbourhood
-        object.__setattr__(self, "alpha", max(miss_probability(self.result, self.true_value), 1e-300))
+        m = _real("miss", self.miss) if self.miss is not None else miss_probability(self.result, self.true_value)
+        # an exactly impossible miss is recorded as 1e-300 (alpha must be > 0)
+        object.__setattr__(self, "alpha", min(max(m, 1e-300), 1.0))
         super().__post_init__()
 
     @property

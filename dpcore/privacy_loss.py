@@ -52,6 +52,7 @@ __all__ = [
     "EventRatioBounds",
     "event_ratio_bounds",
     "sample_interval_ratio_bounds",
+    "event_detection_miss",
 ]
 
 _LOG_HALF = math.log(0.5)
@@ -678,3 +679,59 @@ def sample_interval_ratio_bounds(
     hits = interval_counts(xs, lower, upper)
     hits_prime = interval_counts(ys, lower, upper)
     return event_ratio_bounds(hits, int(xs.size), hits_prime, int(ys.size), alpha=alpha)
+
+
+def event_detection_miss(
+    p: float,
+    p_prime: float,
+    n: int,
+    n_prime: int,
+    epsilon: float,
+    *,
+    events: int,
+    alpha: float = 1e-6,
+) -> float:
+    r"""Bound on the chance that :meth:`EventRatioBounds.check` misses a violation on one event.
+
+    Suppose one of the ``events`` fixed events has true probabilities ``p``
+    under :math:`M(D)` and ``p_prime`` under :math:`M(D')` with
+    :math:`p > e^\varepsilon p'` (the mechanism is not epsilon-DP there). The
+    check rejects when :math:`p_{lo}/p'_{hi} > e^\varepsilon`, each bound at
+    level :math:`a = \alpha/(4m)`. With thresholds :math:`t' = p' r` and
+    :math:`t = e^\varepsilon t' (1 + 10^{-12})`, :math:`r = \sqrt{p/(e^\varepsilon p')}`
+    (so :math:`p' < t' ` and :math:`t < p`), a miss needs :math:`p_{lo} \le t`
+    or :math:`p'_{hi} \ge t'`, so
+
+    .. math:: P(\text{miss}) \le P(p_{lo} \le t) + P(p'_{hi} \ge t'),
+
+    both exact binomial sums (:func:`dpcore.montecarlo.probability_acceptance`).
+
+    Raises
+    ------
+    ValueError
+        If ``p <= e^epsilon p_prime`` (no violation to detect), a probability is
+        outside [0, 1], or a size, ``events`` or ``alpha`` is invalid.
+    """
+    from .montecarlo import probability_acceptance
+
+    epsilon = check_positive_finite("epsilon", epsilon)
+    events = check_positive_int("events", events)
+    alpha = check_probability_open("alpha", alpha)
+    p, p_prime = float(p), float(p_prime)
+    if not (0.0 <= p_prime <= 1.0 and 0.0 < p <= 1.0):
+        raise ValueError(f"p and p_prime must be probabilities (p > 0); got {p}, {p_prime}")
+    if not p > math.exp(epsilon) * p_prime:
+        raise ValueError(f"p must exceed e^epsilon p_prime (a violation); got {p} vs {math.exp(epsilon) * p_prime}")
+    a = alpha / (4 * events)
+    if p_prime == 0.0:  # no hit under D' for sure: its upper bound is 1 - a^(1/n')
+        t_prime, t = 0.0, math.exp(epsilon) * -math.expm1(math.log(a) / n_prime) * (1 + 1e-12)
+        if t >= p:
+            return 1.0
+    else:
+        r = math.sqrt(p / (math.exp(epsilon) * p_prime))
+        t_prime = p_prime * r
+        t = math.exp(epsilon) * t_prime * (1 + 1e-12)
+    miss_p = probability_acceptance(n, p, min(t, 1.0), alternative="less", alpha=a)
+    miss_q = 0.0 if p_prime == 0.0 else probability_acceptance(
+        n_prime, p_prime, min(t_prime, 1.0), alternative="greater", alpha=a)
+    return min(1.0, miss_p + miss_q)

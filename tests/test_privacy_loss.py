@@ -393,3 +393,31 @@ def test_check_bad_epsilon_and_public_names():
         res.check(0.0)
     for name in dpcore.privacy_loss.__all__:
         assert hasattr(dpcore, name)
+
+
+def test_event_detection_miss_against_simulation_free_cases() -> None:
+    """The miss bound is tiny for a gross violation, large for a marginal one, and refuses non-violations."""
+    from dpcore.privacy_loss import event_detection_miss
+
+    gross = event_detection_miss(0.5, 0.5 * math.exp(-2.0), 10**6, 10**6, 1.0, events=105)
+    assert gross < 1e-12
+    marginal = event_detection_miss(0.5, 0.5 * math.exp(-1.01), 10**4, 10**4, 1.0, events=105)
+    assert marginal > 0.5
+    zero = event_detection_miss(0.5, 0.0, 10**5, 10**5, 1.0, events=10)
+    assert zero < 1e-12
+    with pytest.raises(ValueError, match="violation"):
+        event_detection_miss(0.5, 0.3, 1000, 1000, 1.0, events=1)
+    # the bound is an upper bound: it dominates a direct computation of the miss for one event
+    from scipy import stats as st
+
+    from dpcore.montecarlo import clopper_pearson_bounds
+
+    n, p, q, a = 400, 0.5, 0.5 * math.exp(-2.0), 1e-3 / 4
+    k = np.arange(n + 1)
+    lo = clopper_pearson_bounds(k, n, a)[0]
+    hi = clopper_pearson_bounds(k, n, a)[1]
+    with np.errstate(divide="ignore"):
+        detect = np.log(lo)[:, None] - np.log(hi)[None, :] > 1.0
+    pk, qk = st.binom.pmf(k, n, p), st.binom.pmf(k, n, q)
+    direct_miss = 1.0 - float(pk @ detect @ qk)
+    assert direct_miss <= event_detection_miss(p, q, n, n, 1.0, events=1, alpha=1e-3) + 1e-12
