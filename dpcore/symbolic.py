@@ -160,8 +160,10 @@ def numerically_equal(
         if not (a.is_number and c.is_number and a.is_finite and c.is_finite):
             continue  # outside where both sides are defined (a pole, an undefined Piecewise branch)
         evaluated += 1
-        # complex values are compared too: a real side against a complex side is a disagreement
-        if abs(complex(a) - complex(c)) > rtol * max(1.0, abs(complex(a)), abs(complex(c))):
+        # complex values are compared too (a real side against a complex side is a
+        # disagreement), in sympy's arbitrary exponent range: exp(1e4) must not overflow
+        gap, scale = sp.N(sp.Abs(a - c), 30), sp.N(sp.Max(1, sp.Abs(a), sp.Abs(c)), 30)
+        if bool(gap > rtol * scale):
             return False
     return evaluated > 0
 

@@ -64,3 +64,14 @@ def test_numeric_confirmation_samples_negatives_and_catches_disagreement():
     yr = sp.Symbol("yr", real=True)
     # at x, y < 0 the left side is real and the right side complex: a disagreement, not a skip
     assert not S.numerically_equal((xr * yr) ** sp.Rational(1, 2), sp.sqrt(xr) * sp.sqrt(yr))
+
+
+def test_numeric_confirmation_does_not_overflow() -> None:
+    """Huge values at random points (exp of 1e4) are compared, not an OverflowError."""
+    import sympy as sp
+
+    from dpcore.symbolic import is_equal
+
+    t = sp.Symbol("t", positive=True)
+    assert is_equal(sp.exp(100 * t) * sp.exp(100 * t), sp.exp(200 * t))
+    assert not is_equal(sp.exp(200 * t), sp.exp(200 * t) + 1)
