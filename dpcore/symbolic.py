@@ -174,7 +174,10 @@ def numerically_equal(
     for _ in range(points):
         subs = {sym: _sample_point(sym, gen, (domain or {}).get(sym)) for sym in syms}
         # 100 digits: e^100 times a difference of two erf values near 1 keeps 50 of them
-        a, c = sp.N(lhs.subs(subs), 100), sp.N(rhs.subs(subs), 100)
+        try:
+            a, c = sp.N(lhs.subs(subs), 100), sp.N(rhs.subs(subs), 100)
+        except (ValueError, TypeError, ZeroDivisionError):  # e.g. Max of a NaN: not evaluable here
+            continue
         if not (a.is_number and c.is_number and a.is_finite and c.is_finite):
             continue  # outside where both sides are defined (a pole, an undefined Piecewise branch)
         evaluated += 1
@@ -205,7 +208,11 @@ def is_equal(
     failed claim.
     """
     lhs, rhs = sp.sympify(lhs), sp.sympify(rhs)
-    if not _proved_zero(lhs - rhs):
+    try:
+        proved = _proved_zero(lhs - rhs)
+    except (ValueError, TypeError, ZeroDivisionError):  # sympy could not even form the difference
+        proved = False
+    if not proved:
         return False
     if not (lhs.free_symbols | rhs.free_symbols):
         return True
