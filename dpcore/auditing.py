@@ -76,13 +76,22 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import RNGLike, as_seed_sequence, check_positive_finite, check_positive_int, check_probability_open
+from ._validation import (
+    RNGLike,
+    as_generator,
+    as_seed_sequence,
+    check_positive_finite,
+    check_positive_int,
+    check_probability_open,
+)
 from .montecarlo import clopper_pearson_bounds
+from .privacy_loss import EventRatioBounds, sample_interval_ratio_bounds
 
 __all__ = [
     "AuditEvent",
     "AuditResult",
     "audit_epsilon",
+    "audit_threshold_events",
     "LaplaceOutputs",
     "GaussianOutputs",
     "ReleaseOutputs",
@@ -583,3 +592,43 @@ def audit_epsilon(
         grid=(float(edges[0]), float(edges[-1]), grid.bins),
         n_chunks=2 * (len(sel_sizes) + len(est_sizes)),
     )
+
+
+def audit_threshold_events(
+    mechanism: Mechanism,
+    d: Any,
+    d_prime: Any,
+    n_samples: int,
+    thresholds: ArrayLike,
+    *,
+    alpha: float = 1e-6,
+    rng: RNGLike = None,
+) -> EventRatioBounds:
+    r"""Event-ratio bounds for threshold events fixed in advance: no selection, a computable power.
+
+    Draws ``n_samples`` outputs of the (scalar-output) ``mechanism`` on ``d``
+    and on ``d_prime`` and bounds the ratios of the :math:`2m` events
+    :math:`\{y \le t_k\}` and :math:`\{y > t_k\}` with
+    :func:`dpcore.privacy_loss.event_ratio_bounds` (Clopper--Pearson, union
+    bound, overall false-alarm probability ``alpha``). Unlike
+    :func:`audit_epsilon`, which chooses its events on half of the samples
+    (more power, no formula for it), the events here are fixed, so the chance
+    that ``.check(epsilon, delta=...)`` misses a violation on any one of them is
+    bounded exactly by :func:`dpcore.privacy_loss.event_detection_miss`.
+
+    Raises
+    ------
+    ValueError
+        If ``n_samples`` < 1, ``thresholds`` is empty or not finite, ``alpha`` is
+        not in (0, 1), or the mechanism returns a wrong shape, NaN or infinity.
+    """
+    n = check_positive_int("n_samples", n_samples)
+    t = np.asarray(thresholds, dtype=float).ravel()
+    if t.size == 0 or not np.all(np.isfinite(t)):
+        raise ValueError("thresholds must be a non-empty array of finite numbers")
+    gen = as_generator(rng)
+    x = _draw(mechanism, d, n, gen)
+    y = _draw(mechanism, d_prime, n, gen)
+    lower = np.r_[np.full(t.size, -np.inf), t]
+    upper = np.r_[t, np.full(t.size, np.inf)]
+    return sample_interval_ratio_bounds(x, y, lower, upper, alpha=alpha)

@@ -538,9 +538,31 @@ class EventRatioBounds:
         if every interval covers its event's true log ratio, the true epsilon
         (which bounds every :math:`|\log|` event ratio) is at least this.
         """
-        return float(max(0.0, np.max(self.log_ratio_lower), np.max(-self.log_ratio_upper)))
+        return self.epsilon_lower_at(0.0)
 
-    def check(self, epsilon: float, name: str = "event ratios <= e^epsilon") -> CheckResult:
+    def epsilon_lower_at(self, delta: float) -> float:
+        r"""A ``1 - alpha`` lower confidence bound on epsilon for an (epsilon, ``delta``)-DP claim.
+
+        :math:`\max\big(0, \max_S \log((p_{lo}-\delta)/p'_{hi}), \max_S \log((p'_{lo}-\delta)/p_{hi})\big)`,
+        since :math:`P[M(D)\in S] \le e^\varepsilon P[M(D')\in S] + \delta` for every event
+        (terms with :math:`p_{lo} \le \delta` certify nothing).
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not in [0, 1).
+        """
+        d = float(delta)
+        if not (0.0 <= d < 1.0):
+            raise ValueError(f"delta must lie in [0, 1); got {delta}")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fwd = np.where(self.p_low > d,
+                           np.log(np.maximum(self.p_low - d, 1e-320)) - np.log(self.p_prime_high), -np.inf)
+            bwd = np.where(self.p_prime_low > d,
+                           np.log(np.maximum(self.p_prime_low - d, 1e-320)) - np.log(self.p_high), -np.inf)
+        return float(max(0.0, np.max(fwd), np.max(bwd)))
+
+    def check(self, epsilon: float, name: str = "event ratios <= e^epsilon", *, delta: float = 0.0) -> CheckResult:
         r"""Test the claim "the mechanism is epsilon-DP on these events" (one-sided).
 
         Rejects iff :attr:`epsilon_lower` > ``epsilon``, i.e. iff some event's
@@ -551,7 +573,7 @@ class EventRatioBounds:
         epsilon = check_positive_finite("epsilon", epsilon)
         finite = self.log_ratio_estimate[np.isfinite(self.log_ratio_estimate)]
         est = float(np.max(np.abs(finite))) if finite.size else float("nan")
-        lo = self.epsilon_lower
+        lo = self.epsilon_lower_at(delta)
         return CheckResult(
             name=name,
             claimed=epsilon,
@@ -562,7 +584,8 @@ class EventRatioBounds:
             alpha=self.alpha,
             n=self.n + self.n_prime,
             method=f"Clopper-Pearson, union bound over {4 * self.log_ratio_lower.size} one-sided bounds",
-            details={"events": int(self.log_ratio_lower.size), "n": self.n, "n_prime": self.n_prime},
+            details={"events": int(self.log_ratio_lower.size), "n": self.n, "n_prime": self.n_prime,
+                     "delta": float(delta)},
         )
 
 
@@ -690,6 +713,7 @@ def event_detection_miss(
     *,
     events: int,
     alpha: float = 1e-6,
+    delta: float = 0.0,
 ) -> float:
     r"""Bound on the chance that :meth:`EventRatioBounds.check` misses a violation on one event.
 
@@ -705,6 +729,8 @@ def event_detection_miss(
     .. math:: P(\text{miss}) \le P(p_{lo} \le t) + P(p'_{hi} \ge t'),
 
     both exact binomial sums (:func:`dpcore.montecarlo.probability_acceptance`).
+    For an (epsilon, ``delta``) claim (``check(epsilon, delta=delta)``) the
+    violation is :math:`p > e^\varepsilon p' + \delta` and :math:`t = e^\varepsilon t' (1 + 10^{-12}) + \delta`.
 
     Raises
     ------
@@ -720,17 +746,21 @@ def event_detection_miss(
     p, p_prime = float(p), float(p_prime)
     if not (0.0 <= p_prime <= 1.0 and 0.0 < p <= 1.0):
         raise ValueError(f"p and p_prime must be probabilities (p > 0); got {p}, {p_prime}")
-    if not p > math.exp(epsilon) * p_prime:
-        raise ValueError(f"p must exceed e^epsilon p_prime (a violation); got {p} vs {math.exp(epsilon) * p_prime}")
+    d = float(delta)
+    if not (0.0 <= d < 1.0):
+        raise ValueError(f"delta must lie in [0, 1); got {delta}")
+    if not p > math.exp(epsilon) * p_prime + d:
+        raise ValueError(f"p must exceed e^epsilon p_prime + delta (a violation); got {p} vs "
+                         f"{math.exp(epsilon) * p_prime + d}")
     a = alpha / (4 * events)
     if p_prime == 0.0:  # no hit under D' for sure: its upper bound is 1 - a^(1/n')
-        t_prime, t = 0.0, math.exp(epsilon) * -math.expm1(math.log(a) / n_prime) * (1 + 1e-12)
+        t_prime, t = 0.0, math.exp(epsilon) * -math.expm1(math.log(a) / n_prime) * (1 + 1e-12) + d
         if t >= p:
             return 1.0
     else:
-        r = math.sqrt(p / (math.exp(epsilon) * p_prime))
+        r = math.sqrt((p - d) / (math.exp(epsilon) * p_prime))
         t_prime = p_prime * r
-        t = math.exp(epsilon) * t_prime * (1 + 1e-12)
+        t = math.exp(epsilon) * t_prime * (1 + 1e-12) + d
     miss_p = probability_acceptance(n, p, min(t, 1.0), alternative="less", alpha=a)
     miss_q = 0.0 if p_prime == 0.0 else probability_acceptance(
         n_prime, p_prime, min(t_prime, 1.0), alternative="greater", alpha=a)

@@ -166,3 +166,31 @@ def test_bad_other_arguments():
         LaplaceOutputs(0.0)
     with pytest.raises(ValueError, match="sigma"):
         GaussianOutputs(float("inf"))
+
+
+def test_threshold_event_audit_power_is_computed_and_delta_is_honoured() -> None:
+    """A fixed-event audit rejects the stray-factor mechanism with a computed miss bound, and
+    the (eps, delta) check accepts a leak of probability delta that the pure check rejects."""
+    import math
+
+    from dpcore.auditing import LaplaceOutputs, audit_threshold_events
+    from dpcore.privacy_loss import event_detection_miss
+
+    t = np.linspace(-2, 3, 11)
+    b = audit_threshold_events(LaplaceOutputs(0.5), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=3)
+    assert not b.check(1.0).passed  # true epsilon 2
+    # the event {y <= 0}: P = 1/2 and e^-2/2
+    miss = event_detection_miss(0.5, 0.5 * math.exp(-2.0), 100_000, 100_000, 1.0, events=2 * t.size,
+                                alpha=1e-7)
+    assert miss < 1e-12
+    ok = audit_threshold_events(LaplaceOutputs(1.0), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=4)
+    assert ok.check(1.0).passed
+
+    def leak(data, size, rng):  # releases the data with probability 1e-3, else noise
+        y = rng.laplace(0.0, 10.0, size)
+        hit = rng.random(size) < 1e-3
+        return np.where(hit, 100.0 * (1 + data), y)
+
+    lb = audit_threshold_events(leak, 0.0, 1.0, 200_000, [150.0], alpha=1e-7, rng=5)
+    assert not lb.check(0.5).passed and lb.check(0.5, delta=2e-3).passed
+    assert lb.epsilon_lower_at(2e-3) <= lb.epsilon_lower
