@@ -271,11 +271,14 @@ def record(claim_id: str, *evidence: Any, controls: Sequence[Any] = (), note: st
     note : str
         A short comment shown with the record.
 
+    Notes
+    -----
     The verdict is the ledger's own: every piece of evidence holds, every
-    control fails, and the false-alarm budget is kept. The record (verdict,
-    reasons, every number) is appended to ``$DPCORE_LEDGER_DIR/<chapter>.jsonl``
-    and shown in the notebook *before* a failure raises, so a failing claim
-    appears on the ledger page as FAILED with its numbers.
+    control fails, and the false-alarm budget is kept (a Monte Carlo control
+    counts with its miss probability). The record (verdict, reasons, every
+    number) is appended to ``$DPCORE_LEDGER_DIR/<chapter>.jsonl`` and shown in
+    the notebook *before* a failure raises, so a failing claim appears on the
+    ledger page as FAILED with its numbers.
 
     Raises
     ------
