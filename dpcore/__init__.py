@@ -12,6 +12,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
 * :mod:`dpcore.flawed` -- deliberately flawed mechanisms from the seeds (negative controls);
 * :mod:`dpcore.montecarlo` -- Monte Carlo claims as hypothesis tests;
+* :mod:`dpcore.independence` -- exact tests that draws (chunked, threaded) are independent;
 * :mod:`dpcore.symbolic` -- shared sympy symbols and densities;
 * :mod:`dpcore.ledger` -- the registry of verified claims and seed errata.
 """
@@ -22,6 +23,7 @@ from . import (
     discrete,
     flawed,
     gaussian,
+    independence,
     laplace,
     ledger,
     montecarlo,
@@ -66,6 +68,7 @@ __all__ = [
     "check_cdf",
     "ledger",
     "montecarlo",
+    "independence",
     "symbolic",
     "flawed",
     *laplace.__all__,

@@ -48,6 +48,11 @@ __all__ = [
     "check_cdf_dkw_without_two",
     "audit_epsilon_confidence_as_alpha",
     "audit_epsilon_ignoring_delta",
+    # dependent streams (see dpcore.independence)
+    "ReseededEachChunk",
+    "AntitheticPairs",
+    "SortedByMagnitude",
+    "StickySigns",
 ]
 
 
@@ -371,3 +376,69 @@ def audit_epsilon_ignoring_delta(
         raise ValueError(f"delta must lie in [0, 1); got {delta}")
     res = audit_epsilon(mechanism, d, d_prime, n_samples, delta=0.0, **kwargs)
     return replace(res, delta=delta_f)
+
+
+# --------------------------------------------------------------------------- dependent streams
+# Twins of a correct sampler ``sampler(gen, size)`` whose every marginal law is right but whose
+# draws are not independent; the exact tests of :mod:`dpcore.independence` must reject them.
+
+
+class ReseededEachChunk:
+    """A sampler re-seeded from the same ``seed`` on every call: each chunk repeats the stream.
+
+    The slip of writing ``numpy.random.default_rng(seed)`` inside the chunk loop.
+    """
+
+    def __init__(self, sampler: Sampler, seed: int = 0) -> None:
+        self.sampler = sampler
+        self.seed = int(seed)
+
+    def __call__(self, gen: np.random.Generator, size: int) -> NDArray[Any]:
+        return np.asarray(self.sampler(np.random.default_rng(self.seed), size))
+
+
+class AntitheticPairs:
+    """Draws in antithetic pairs ``y, -y`` (variance reduction): right marginals, dependent pairs.
+
+    Valid only for laws symmetric about 0, whose marginals it then keeps exact.
+    """
+
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
+
+    def __call__(self, gen: np.random.Generator, size: int) -> NDArray[Any]:
+        y = np.asarray(self.sampler(gen, (size + 1) // 2))
+        out = np.empty(2 * y.size, dtype=y.dtype)
+        out[0::2], out[1::2] = y, -y
+        return out[:size]
+
+
+class SortedByMagnitude:
+    """Each call's draws returned in increasing magnitude (output order depends on the values)."""
+
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
+
+    def __call__(self, gen: np.random.Generator, size: int) -> NDArray[Any]:
+        x = np.asarray(self.sampler(gen, size))
+        return x[np.argsort(np.abs(x), kind="stable")]
+
+
+class StickySigns:
+    r"""Magnitudes of ``sampler``, signs from a Markov chain that keeps the previous sign w.p. ``stay``.
+
+    For a law symmetric about 0 without an atom at 0 each marginal is right,
+    and the sign changes are i.i.d. Bernoulli(``1 - stay``) instead of
+    Bernoulli(1/2).
+    """
+
+    def __init__(self, sampler: Sampler, stay: float = 0.75) -> None:
+        self.sampler = sampler
+        self.stay = check_probability_open("stay", stay)
+
+    def __call__(self, gen: np.random.Generator, size: int) -> NDArray[Any]:
+        mag = np.abs(np.asarray(self.sampler(gen, size), dtype=float))
+        flips = gen.random(size) >= self.stay
+        flips[0] = gen.random() < 0.5
+        sign = np.where(np.cumsum(flips) % 2 == 0, 1.0, -1.0)
+        return sign * mag
