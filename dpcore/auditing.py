@@ -95,6 +95,7 @@ __all__ = [
     "LaplaceOutputs",
     "GaussianOutputs",
     "ReleaseOutputs",
+    "LeakOutputs",
 ]
 
 Mechanism = Callable[[Any, int, np.random.Generator], NDArray[Any]]
@@ -169,6 +170,33 @@ class GaussianOutputs:
 
     def __repr__(self) -> str:
         return f"GaussianOutputs(sigma={self.sigma!r})"
+
+
+class LeakOutputs:
+    r"""Picklable ``mechanism(data, size, rng)``: 0 with probability ``1 - leak``, ``data`` with probability ``leak``.
+
+    The textbook :math:`(0, \delta)`-DP mechanism that publishes its input
+    outright with probability :math:`\delta` = ``leak``: on inputs in
+    :math:`\{0, 1\}` every event's probability changes by at most ``leak``
+    between them, so it is :math:`(0, \text{leak})`-DP, and for no finite
+    epsilon is it :math:`(\varepsilon, \delta)`-DP with :math:`\delta < \text{leak}`
+    (the event "the output is 1" has probability 0 under input 0). An audit at
+    ``delta = leak`` must therefore report 0.
+
+    Raises
+    ------
+    ValueError
+        If ``leak`` is not in (0, 1).
+    """
+
+    def __init__(self, leak: float) -> None:
+        self.leak = check_probability_open("leak", leak)
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        return np.where(rng.random(size) < self.leak, float(data), 0.0)
+
+    def __repr__(self) -> str:
+        return f"LeakOutputs(leak={self.leak!r})"
 
 
 class ReleaseOutputs:
