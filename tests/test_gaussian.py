@@ -154,7 +154,7 @@ def test_profile_monotone_in_sigma_and_epsilon():
 
 
 @pytest.mark.parametrize("sigma", [0.05, 0.5, 1.0, 3.0, 30.0, 1000.0])
-@pytest.mark.parametrize("delta", [1e-300, 1e-10, 1e-5, 0.1, 0.5])
+@pytest.mark.parametrize("delta", [1e-300, 1e-10, 1e-5, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5])
 def test_gaussian_epsilon_is_the_exact_inverse(sigma, delta):
     e = gaussian_epsilon(sigma, delta)
     assert e >= 0

@@ -7,6 +7,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from scipy import stats
 
 import dpcore
 from dpcore.rdp import (
@@ -330,3 +331,22 @@ def test_accountant_close_to_exact():
 def test_bad_input_raises_value_error_naming_parameter(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 1e-3, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5])
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 5.0, 20.0])
+def test_rdp_to_dp_valid_over_wide_delta(sigma, delta):
+    """At every delta (large ones included, where the zero branch decides) the answer delivers <= delta."""
+    grid = dpcore.DEFAULT_RDP_ORDERS
+    eps, _ = dpcore.rdp_to_dp(grid, dpcore.gaussian_rdp(grid, sigma), delta)
+    assert dpcore.gaussian_delta(sigma, 1.0, eps) <= delta
+    assert eps >= dpcore.gaussian_epsilon(sigma, delta)
+
+
+def test_rdp_zero_branch_is_bretagnolle_huber():
+    """sigma = 5: TV = 2 Phi(0.1) - 1 = 0.0797 > 0.05, so epsilon at delta = 0.05 must be > 0."""
+    grid = dpcore.DEFAULT_RDP_ORDERS
+    tv = 2 * stats.norm.cdf(0.1) - 1
+    assert 0.079 < tv < 0.08
+    assert dpcore.rdp_to_dp(grid, dpcore.gaussian_rdp(grid, 5.0), 0.05)[0] > 0
+    assert dpcore.rdp_to_dp(grid, dpcore.gaussian_rdp(grid, 5.0), 0.5)[0] == 0.0  # 0.5^2 > 1 - e^(-tau)
