@@ -81,7 +81,7 @@ def _execute_notebook(path: str, offset: int, ledger_dir: str) -> dict[str, obje
         error = f"{exc.ename}: {exc.evalue}".splitlines()[0][:300]
     except Exception as exc:  # a kernel death or time-out is a failure too
         error = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-    from dpcore import ledger
+    from dpbook import ledger
 
     chapter = Path(path).stem
     results = ledger.load_results(ledger_dir)

@@ -3,7 +3,7 @@
 Directives
 ----------
 ``{dpcore-ledger}``
-    Every claim declared in ``dpcore/claims/*.toml``, chapter by chapter: the
+    Every claim declared in ``dpbook/claims/*.toml``, chapter by chapter: the
     statement, the seed and passage, the symbolic and the numeric check, the
     result recorded *in this build*, and a link to the cell that checked it.
 ``{dpcore-errata}``
@@ -14,7 +14,7 @@ Directives
 How the results get there
 -------------------------
 Chapters are notebooks that myst-nb executes while Sphinx *reads* them; each
-``dpcore.ledger.record(...)`` call appends a JSON line to
+``dpbook.ledger.record(...)`` call appends a JSON line to
 ``$DPCORE_LEDGER_DIR/<chapter>.jsonl`` (this extension sets that variable to
 ``<build>/_build/ledger`` when the caller has not). The pages' structure comes
 from the declarations at read time; the results are filled in at
@@ -26,7 +26,7 @@ on every build. A declared claim without a record, or a failed record, is a
 build warning (so ``-W`` fails the build).
 
 Each ``record`` call displays a badge with ``id="ledger-<slug>"``
-(:func:`dpcore.ledger.anchor`); the extension notes which anchors each chapter
+(:func:`dpbook.ledger.anchor`); the extension notes which anchors each chapter
 page really contains and links to the anchor when it is there, else to the
 chapter page.
 
@@ -122,14 +122,14 @@ def _ledger_dir() -> Path:
 
 
 def _declared() -> list[Any]:
-    from dpcore import ledger
+    from dpbook import ledger
 
     ledger.claims.cache_clear()
     return list(ledger.claims().values())
 
 
 def _results() -> dict[str, dict[str, Any]]:
-    from dpcore import ledger
+    from dpbook import ledger
 
     d = _ledger_dir()
     return ledger.load_results(d) if d.is_dir() else {}
@@ -208,7 +208,7 @@ class _LedgerBase(SphinxDirective):
     def _common(self) -> tuple[list[Any], Path]:
         env = self.env
         srcdir = Path(env.srcdir)
-        from dpcore import ledger
+        from dpbook import ledger
 
         for path in sorted(ledger.CLAIMS_DIR.glob("*.toml")):
             env.note_dependency(str(path))
@@ -291,7 +291,7 @@ class ErrataDirective(_LedgerBase):
 
 
 def _claim_block(claim: Any, srcdir: Path, in_errata: bool) -> nodes.container:
-    from dpcore import ledger
+    from dpbook import ledger
 
     slug = ledger.anchor(claim.id)[len("ledger-") :]
     box = nodes.container(
@@ -366,7 +366,7 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
     pendings = list(doctree.findall(ledger_pending))
     if not pendings:
         return
-    from dpcore import ledger
+    from dpbook import ledger
 
     declared = {c.id: c for c in _declared()}
     results = _results()

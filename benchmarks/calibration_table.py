@@ -5,8 +5,8 @@ One command (from the repository root, about a minute on one core):
 
     .venv/bin/python benchmarks/calibration_table.py
 
-Writes benchmarks/results/calibration.md: (1) dpcore.calibration.calibration_suite,
-each real check against its miscalibrated twin of dpcore.flawed, with the number
+Writes benchmarks/results/calibration.md: (1) dpbook.calibration.calibration_suite,
+each real check against its miscalibrated twin of dpbook.flawed, with the number
 of replications R chosen so that the twin's miss probability is <= 1e-6;
 (2) larger runs of the real checks on other configurations (chunked paths,
 heavy tails, one-sided tests, audits with delta); (3) power curves.
@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpcore import calibration as C  # noqa: E402
+from dpbook import calibration as C  # noqa: E402
 from dpcore.gaussian import gaussian_delta  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "calibration.md"

@@ -1,5 +1,9 @@
 """dpcore: the tested numerical core of the differential-privacy verification book.
 
+It imports numpy and scipy only; the book's own machinery (ledger, evidence,
+symbolic helpers, flawed mechanisms, calibration experiments) is the separate
+package ``dpbook``.
+
 Every public name is importable from ``dpcore`` directly. Submodules:
 
 * :mod:`dpcore.laplace` -- Laplace scale and mechanism;
@@ -10,27 +14,21 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
 * :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
-* :mod:`dpcore.flawed` -- deliberately flawed mechanisms from the seeds (negative controls);
 * :mod:`dpcore.montecarlo` -- Monte Carlo claims as hypothesis tests;
 * :mod:`dpcore.independence` -- exact tests that draws (chunked, threaded) are independent;
-* :mod:`dpcore.symbolic` -- shared sympy symbols and densities;
-* :mod:`dpcore.ledger` -- the registry of verified claims and seed errata.
 """
 
 from . import (
     attacks,
     auditing,
     discrete,
-    flawed,
     gaussian,
     independence,
     laplace,
-    ledger,
     montecarlo,
     privacy_loss,
     rdp,
     sensitivity,
-    symbolic,
 )
 from ._validation import as_generator, as_seed_sequence, seed_offset
 from .attacks import *  # noqa: F403
@@ -66,11 +64,8 @@ __all__ = [
     "check_mean",
     "check_variance",
     "check_cdf",
-    "ledger",
     "montecarlo",
     "independence",
-    "symbolic",
-    "flawed",
     *laplace.__all__,
     *sensitivity.__all__,
     *attacks.__all__,

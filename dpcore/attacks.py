@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, special
 
+from ._lazy import lazy_module
 from ._validation import (
     RNGLike,
     as_generator,
@@ -35,6 +35,9 @@ from ._validation import (
     check_probability_open,
 )
 from .privacy_loss import laplace_privacy_loss
+
+integrate = lazy_module("scipy.integrate")
+special = lazy_module("scipy.special")
 
 __all__ = [
     "MedicalTable",

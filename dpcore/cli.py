@@ -18,7 +18,7 @@ Three subcommands, built on the same tested functions as the book:
 ``audit``
     A lower confidence bound on a mechanism's epsilon from samples
     (:func:`dpcore.audit_epsilon`): a built-in mechanism (correct or one of the
-    seeds' flawed ones) or your own ``module:function`` with the signature
+    seeds' flawed ones, from the book's package ``dpbook``) or your own ``module:function`` with the signature
     ``mechanism(data, size, rng)``.
 
 Output is a plain table, or JSON with ``--json``. Bad input (a non-positive
@@ -167,6 +167,11 @@ BUILTIN_MECHANISMS = {
 }
 
 
+def _flawed() -> Any:
+    """The seeds' flawed mechanisms live with the book (``dpbook.flawed``); imported only when asked for."""
+    return importlib.import_module("dpbook.flawed")
+
+
 def _parse_data(name: str, text: str) -> Any:
     try:
         return json.loads(text)
@@ -232,11 +237,11 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             if name == "gaussian":
                 mechanism = dpcore.GaussianOutputs(sigma)
             else:
-                mechanism = dpcore.ReleaseOutputs(dpcore.flawed.gaussian_variance_as_std, sigma=sigma)
+                mechanism = dpcore.ReleaseOutputs(_flawed().gaussian_variance_as_std, sigma=sigma)
         elif name == "laplace":
             mechanism = dpcore.LaplaceOutputs(dpcore.laplace_scale(sensitivity, claimed))
         else:  # laplace-stray-factor-two
-            mechanism = dpcore.ReleaseOutputs(dpcore.flawed.laplace_stray_factor_two, sensitivity=sensitivity,
+            mechanism = dpcore.ReleaseOutputs(_flawed().laplace_stray_factor_two, sensitivity=sensitivity,
                                               epsilon=claimed)
         label = f"{name} ({BUILTIN_MECHANISMS[name]})"
 

@@ -54,8 +54,8 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
+from ._lazy import lazy_module
 from ._release import release_with_noise
 from ._validation import (
     RNGLike,
@@ -64,6 +64,8 @@ from ._validation import (
     check_positive_finite_array,
     check_probability_open,
 )
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "gaussian_delta",
@@ -687,7 +689,7 @@ def gaussian_mechanism(
     every epsilon) or :func:`classic_gaussian_sigma` (epsilon < 1 only).
     ``sensitivity`` is the **L2** sensitivity of the whole (vector) query.
     The noise is drawn with standard deviation sigma (not variance sigma: see
-    :func:`dpcore.flawed.gaussian_variance_as_std`).
+    :func:`dpbook.flawed.gaussian_variance_as_std`).
 
     Raises
     ------

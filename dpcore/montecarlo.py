@@ -35,9 +35,12 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
 
+from ._lazy import lazy_module
 from ._validation import RNGLike, as_generator, check_positive_finite, check_positive_int, check_probability_open
+
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "CheckResult",

@@ -31,8 +31,8 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, optimize
 
+from ._lazy import lazy_module
 from ._validation import (
     check_array_above,
     check_finite_array,
@@ -41,6 +41,9 @@ from ._validation import (
     check_positive_int,
     check_probability_open,
 )
+
+integrate = lazy_module("scipy.integrate")
+optimize = lazy_module("scipy.optimize")
 
 __all__ = [
     "renyi_divergence",

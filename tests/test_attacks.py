@@ -8,6 +8,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from dpbook.flawed import laplace_stray_factor_two
 from dpcore import laplace_mechanism
 from dpcore.attacks import (
     SEED_004_TABLE,
@@ -23,7 +24,6 @@ from dpcore.attacks import (
     randomized_response,
     seed_004_neighbours,
 )
-from dpcore.flawed import laplace_stray_factor_two
 from dpcore.montecarlo import check_probability
 
 

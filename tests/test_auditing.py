@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import pytest
 
+import dpbook
 import dpcore
 from dpcore.auditing import GaussianOutputs, LaplaceOutputs, ReleaseOutputs, audit_epsilon
 from dpcore.montecarlo import check_cdf, probability_result
@@ -52,7 +53,7 @@ def test_detection_claims_eps1_has_eps2():
 
 
 def test_stray_factor_two_is_caught_through_release_adapter():
-    mech = ReleaseOutputs(dpcore.flawed.laplace_stray_factor_two, sensitivity=1.0, epsilon=1.0)
+    mech = ReleaseOutputs(dpbook.flawed.laplace_stray_factor_two, sensitivity=1.0, epsilon=1.0)
     assert audit_epsilon(mech, 0.0, 1.0, 400_000, rng=3).epsilon_lower > 1.0
     ok = ReleaseOutputs(dpcore.laplace_mechanism, sensitivity=1.0, epsilon=1.0)
     res = audit_epsilon(ok, 0.0, 1.0, 400_000, rng=3)

@@ -116,7 +116,7 @@ def test_ledger_and_errata_links_reach_their_anchors() -> None:
             target, anchor = href
             assert f'id="{anchor}"' in (HTML / target).read_text(encoding="utf-8"), f"{name}: {target}#{anchor}"
             checked += 1
-    from dpcore import ledger
+    from dpbook import ledger
 
     if ledger.claims():
         assert checked > 0, "the ledger links to no cell at all"

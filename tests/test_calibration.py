@@ -4,9 +4,9 @@ Each test runs a real check R times on a TRUE claim at a loose alpha and
 asserts ``calibrated`` (exact one-sided binomial test of "rate <= alpha": if
 the check keeps its promise this assert fails with probability <= its level,
 by the exactness of the binomial test). It then runs the check's
-miscalibrated twin from :mod:`dpcore.flawed` on the same configuration and
+miscalibrated twin from :mod:`dpbook.flawed` on the same configuration and
 asserts that it is NOT calibrated. R is chosen by
-:func:`dpcore.calibration.replications_for` so that the miss probability
+:func:`dpbook.calibration.replications_for` so that the miss probability
 P(Bin(R, rho) < c) at the twin's true rate rho (computed exactly, or a lower
 bound of it) is at most its share of the budget, and the test asserts that
 computation too. The audit twins' rates have no closed form: a pilot run gives
@@ -25,8 +25,8 @@ import pytest
 from scipy import stats
 
 import dpcore
-from dpcore import calibration as C
-from dpcore import flawed as F
+from dpbook import calibration as C
+from dpbook import flawed as F
 from dpcore.gaussian import gaussian_delta
 from dpcore.montecarlo import clopper_pearson_bounds
 

@@ -17,6 +17,7 @@ import pytest
 import sympy as sp
 from scipy import optimize, stats
 
+import dpbook
 import dpcore
 from dpcore.auditing import LaplaceOutputs, audit_epsilon
 from dpcore.montecarlo import clopper_pearson_bounds, median_of_means_radius
@@ -60,7 +61,7 @@ def test_dkw_radius_is_the_solution_of_two_exp_equal_alpha():
 
 def test_dkw_twin_uses_the_one_sided_constant():
     one_sided = unique_positive_root(sp.Eq(sp.exp(-2 * n_ * t_**2), a_), t_)
-    res = dpcore.flawed.check_cdf_dkw_without_two(lambda g, s: g.standard_normal(s), 500, stats.norm.cdf, alpha=0.01)
+    res = dpbook.flawed.check_cdf_dkw_without_two(lambda g, s: g.standard_normal(s), 500, stats.norm.cdf, alpha=0.01)
     assert res.details["dkw_radius"] == pytest.approx(num(one_sided, n=500, alpha=0.01), rel=1e-13)
     assert res.details["dkw_radius"] < num(dkw_radius_symbolic(), n=500, alpha=0.01)
 

@@ -1,4 +1,4 @@
-"""dpcore.evidence: each kind of evidence computes its verdict from numbers, and refuses non-evidence."""
+"""dpbook.evidence: each kind of evidence computes its verdict from numbers, and refuses non-evidence."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 import dpcore
-from dpcore.evidence import BOOK_ALPHA, Close, Compare, Equal, Fact, Test, Within, as_evidence
+from dpbook.evidence import BOOK_ALPHA, Close, Compare, Equal, Fact, Test, Within, as_evidence
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_monte_carlo_results_are_read_by_their_numbers() -> None:
 def test_rejected_counts_its_miss_probability() -> None:
     """A rejected wrong claim holds, with alpha = its computed miss probability."""
     import dpcore
-    from dpcore.evidence import Rejected, miss_probability
+    from dpbook.evidence import Rejected, miss_probability
 
     res = dpcore.probability_result(3000, 10_000, 0.2, alpha=1e-7)  # truth 0.3, claim 0.2
     ev = Rejected("P = 0.2", result=res, true_value=0.3)

@@ -15,7 +15,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-import dpcore
+import dpbook
 from dpcore import montecarlo
 from dpcore.gaussian import (
     analytic_gaussian_sigma,
@@ -260,7 +260,7 @@ def test_mechanism_distribution_is_normal_with_calibrated_sigma():
     res = montecarlo.check_cdf(sampler, 200_000, stats.norm(2.0, sigma).cdf, rng=7, name="gaussian mechanism")
     assert res.passed, str(res)
     # negative control: the seed's normal(0, sigma**2) (variance passed as the std)
-    bad = lambda rng, n: dpcore.flawed.gaussian_variance_as_std(np.full(n, 2.0), sigma, rng=rng)  # noqa: E731
+    bad = lambda rng, n: dpbook.flawed.gaussian_variance_as_std(np.full(n, 2.0), sigma, rng=rng)  # noqa: E731
     res_bad = montecarlo.check_cdf(bad, 200_000, stats.norm(2.0, sigma).cdf, rng=7, name="variance as std")
     assert not res_bad.passed, str(res_bad)
     classic = lambda rng, n: gaussian_mechanism(np.full(n, 2.0), 1.0, 0.5, 1e-6, rng=rng, calibration="classic")  # noqa: E731

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import dpcore
-from dpcore import flawed
+from dpbook import flawed
 from dpcore.independence import UniformRecorder, independence_tests, repeat_probability, repeated_values
 
 A = 1e-7  # per family of three tests

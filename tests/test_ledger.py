@@ -1,11 +1,11 @@
 """The verification ledger is complete, consistent, and never silently shrinks.
 
-* every ``dpcore/claims/*.toml`` parses into well-formed claims;
+* every ``dpbook/claims/*.toml`` parses into well-formed claims;
 * every chapter notebook that calls ``ledger.record`` has its ids declared
   (for that chapter), and every declared id is checked by its chapter's
   notebook (found by scanning the notebooks' sources: ids are written literally);
 * the number of declared claims, in total and per chapter, is at least the
-  committed floor in ``dpcore/claims/COUNT`` (raise it deliberately when
+  committed floor in ``dpbook/claims/COUNT`` (raise it deliberately when
   claims are added; lowering it is a visible, reviewed change);
 * when ``$DPCORE_LEDGER_DIR`` names a book build's records (``.ci/run`` sets it
   after the build), none of them failed, each is declared, and every claim of
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 import dpcore
-from dpcore import ledger
-from dpcore.evidence import Compare, Fact, Test
+from dpbook import ledger
+from dpbook.evidence import Compare, Fact, Test
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -177,11 +177,11 @@ def test_every_recorded_id_is_declared_for_its_chapter() -> None:
         for m in RECORD_CALL.finditer(code):
             cid = m["id"]
             if cid not in declared:
-                problems.append(f"chapters/{stem}.ipynb records {cid!r}, which dpcore/claims/*.toml does not declare")
+                problems.append(f"chapters/{stem}.ipynb records {cid!r}, which dpbook/claims/*.toml does not declare")
             elif declared[cid].chapter != stem:
                 problems.append(f"chapters/{stem}.ipynb records {cid!r}, declared for {declared[cid].chapter}")
         if "record(" in code and "ledger" in code and not (ledger.CLAIMS_DIR / f"{stem}.toml").exists():
-            problems.append(f"chapters/{stem}.ipynb calls ledger.record but dpcore/claims/{stem}.toml is missing")
+            problems.append(f"chapters/{stem}.ipynb calls ledger.record but dpbook/claims/{stem}.toml is missing")
     assert not problems, "\n".join(problems)
 
 

@@ -1,7 +1,7 @@
 """A deliberately broken claim shows FAILED, with its numbers, on the ledger page, and fails the build.
 
 A tiny Sphinx project uses the book's extension (``_ext/dpcore_book.py``) with one
-declared claim; a real :func:`dpcore.ledger.record` call with evidence that does not
+declared claim; a real :func:`dpbook.ledger.record` call with evidence that does not
 hold writes the record (and raises, as it does in a notebook). The built ledger page
 must say FAILED, give the reason and the numbers, and the build must emit the warning
 that ``-W`` turns into a failed book build.
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dpcore import ledger
-from dpcore.evidence import Compare
+from dpbook import ledger
+from dpbook.evidence import Compare
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,8 +1,8 @@
-"""Unit tests for dpcore.symbolic: shared symbols, densities and the equality check."""
+"""Unit tests for dpbook.symbolic: shared symbols, densities and the equality check."""
 
 import sympy as sp
 
-from dpcore import symbolic as S
+from dpbook import symbolic as S
 
 
 def test_assumptions():
@@ -70,7 +70,7 @@ def test_numeric_confirmation_does_not_overflow() -> None:
     """Huge values at random points (exp of 1e4) are compared, not an OverflowError."""
     import sympy as sp
 
-    from dpcore.symbolic import is_equal
+    from dpbook.symbolic import is_equal
 
     t = sp.Symbol("t", positive=True)
     assert is_equal(sp.exp(100 * t) * sp.exp(100 * t), sp.exp(200 * t))

@@ -1,7 +1,7 @@
 r"""Evidence for the verification ledger: the numbers a verdict is computed from.
 
 A chapter never tells the ledger *whether* a claim holds. It hands
-:func:`dpcore.ledger.record` the evidence (a computed value and its bound, an
+:func:`dpbook.ledger.record` the evidence (a computed value and its bound, an
 interval, a Monte Carlo :class:`~dpcore.montecarlo.CheckResult`, two sympy
 expressions, a deterministic fact) and the ledger computes each verdict from
 it with the rule the evidence object carries:
@@ -255,7 +255,7 @@ class Fact(Evidence):
 
 @dataclass(frozen=True)
 class Equal(Evidence):
-    """Sympy proves ``lhs == rhs`` under the symbols' assumptions (see :func:`dpcore.symbolic.is_equal`)."""
+    """Sympy proves ``lhs == rhs`` under the symbols' assumptions (see :func:`dpbook.symbolic.is_equal`)."""
 
     lhs: Any = None
     rhs: Any = None
@@ -292,7 +292,7 @@ class Test(Evidence):
     __test__: ClassVar[bool] = False  # not a pytest test class
 
     def __post_init__(self) -> None:
-        from .montecarlo import CheckResult
+        from dpcore.montecarlo import CheckResult
 
         if not isinstance(self.result, CheckResult):
             raise TypeError(f"Test needs a dpcore CheckResult; got {type(self.result).__name__}")
@@ -338,7 +338,7 @@ def miss_probability(result: Any, true_value: float) -> float:
       needs the estimate to miss the truth by ``>= r``, which has probability
       at most the test's ``alpha``; otherwise no bound is claimed (1.0).
     """
-    from .montecarlo import CheckResult, probability_acceptance
+    from dpcore.montecarlo import CheckResult, probability_acceptance
 
     if not isinstance(result, CheckResult):
         raise TypeError(f"miss_probability needs a dpcore CheckResult; got {type(result).__name__}")
@@ -388,7 +388,7 @@ class Rejected(Evidence):
 
 def as_evidence(item: Any) -> Evidence:
     """``item`` if it is evidence, a :class:`Test` if it is a ``CheckResult``; refuse anything else."""
-    from .montecarlo import CheckResult
+    from dpcore.montecarlo import CheckResult
 
     if isinstance(item, Evidence):
         return item

@@ -6,7 +6,7 @@ such mistakes, and the auditing chapter audits them. **Never use them to
 release data.** The second half holds miscalibrated twins of the statistical
 checks (overconfident variants of :mod:`dpcore.montecarlo` and
 :func:`dpcore.audit_epsilon`), which the calibration experiments of
-:mod:`dpcore.calibration` must reject.
+:mod:`dpbook.calibration` must reject.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._release import release_with_noise
-from ._validation import RNGLike, check_positive_finite, check_probability_open
-from .auditing import AuditResult, audit_epsilon
-from .montecarlo import (
+from dpcore._release import release_with_noise
+from dpcore._validation import RNGLike, check_positive_finite, check_probability_open
+from dpcore.auditing import AuditResult, audit_epsilon
+from dpcore.montecarlo import (
     CheckResult,
     Sampler,
     check_bounded_mean,
@@ -38,7 +38,7 @@ __all__ = [
     "laplace_stray_factor_two",
     "laplace_per_coordinate_sensitivity",
     "gaussian_variance_as_std",
-    # miscalibrated twins of the statistical checks (see dpcore.calibration)
+    # miscalibrated twins of the statistical checks (see dpbook.calibration)
     "probability_result_unsplit_alpha",
     "check_probability_unsplit_alpha",
     "clopper_pearson_interval_unsplit",
@@ -118,7 +118,7 @@ def gaussian_variance_as_std(
 # Each twin below is a thin variant of a real check of dpcore.montecarlo or
 # dpcore.auditing with one plausible fault that makes it *overconfident*: its
 # false-alarm rate on a true claim exceeds the alpha it reports. The
-# calibration experiments (dpcore.calibration, tests/test_calibration.py)
+# calibration experiments (dpbook.calibration, tests/test_calibration.py)
 # must reject every one of them while accepting the real check.
 
 

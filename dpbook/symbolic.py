@@ -24,7 +24,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from ._validation import as_generator
+from dpcore._validation import as_generator
 
 __all__ = [
     "x", "y", "z", "t", "s", "mu", "b", "sigma", "epsilon", "delta", "Delta",

@@ -57,10 +57,10 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from . import flawed as F
-from ._validation import RNGLike, as_generator, as_seed_sequence, check_positive_int, check_probability_open
-from .auditing import AuditResult, GaussianOutputs, LaplaceOutputs, audit_epsilon
-from .gaussian import gaussian_delta
-from .montecarlo import (
+from dpcore._validation import RNGLike, as_generator, as_seed_sequence, check_positive_int, check_probability_open
+from dpcore.auditing import AuditResult, GaussianOutputs, LaplaceOutputs, audit_epsilon
+from dpcore.gaussian import gaussian_delta
+from dpcore.montecarlo import (
     CheckResult,
     check_bounded_mean,
     check_cdf,
@@ -869,7 +869,7 @@ def exact_gaussian_mean_rate(n: int, alpha: float, *, radius_scale: float = 1.0)
     .. math:: \text{rate} = 2\,P(\mathrm{Bin}(k, q) \ge h), \qquad q = 1 - \Phi(r\sqrt m).
 
     ``radius_scale`` multiplies the radius (``alpha`` gives the twin
-    :func:`dpcore.flawed.check_mean_alpha_in_numerator`).
+    :func:`dpbook.flawed.check_mean_alpha_in_numerator`).
 
     Raises
     ------
@@ -895,7 +895,7 @@ def exact_gaussian_variance_rate(n: int, alpha: float, *, kurtosis_bound: float 
     .. math:: \text{rate} = P(\mathrm{Bin}(k, q_+) \ge h) + P(\mathrm{Bin}(k, q_-) \ge h),
 
     :math:`q_\pm` the chi-square tails beyond :math:`1 \pm r`. ``s = scale2``
-    (1: true claim; 2: the twin :func:`dpcore.flawed.check_variance_pair_without_half`).
+    (1: true claim; 2: the twin :func:`dpbook.flawed.check_variance_pair_without_half`).
 
     Raises
     ------
@@ -919,7 +919,7 @@ def exact_gaussian_variance_rate(n: int, alpha: float, *, kurtosis_bound: float 
 
 
 def coin_hoeffding_without_sqrt_rate_lower(n: int, alpha: float) -> float:
-    r"""Lower bound on the false-alarm rate of :func:`dpcore.flawed.check_bounded_mean_hoeffding_without_sqrt`.
+    r"""Lower bound on the false-alarm rate of :func:`dpbook.flawed.check_bounded_mean_hoeffding_without_sqrt`.
 
     On a fair coin the twin's radius is at most :math:`r = \ln(4/\alpha)/(2n)`, so it
     rejects at least when :math:`|K/n - 1/2| > r`, :math:`K \sim \mathrm{Bin}(n, 1/2)`;
@@ -974,7 +974,7 @@ class SuiteRow:
 def calibration_suite(
     *, alpha: float = 0.05, audit_alpha: float = 0.1, rng: RNGLike = 0, miss: float = BOOK_LEVEL, floor: int = 2_000
 ) -> tuple[SuiteRow, ...]:
-    r"""Run every real check and its twin from :mod:`dpcore.flawed` through a calibration experiment.
+    r"""Run every real check and its twin from :mod:`dpbook.flawed` through a calibration experiment.
 
     For each pair, R is :func:`replications_for` the twin's true rate (exact
     where a closed form exists -- Clopper--Pearson by exact summation,

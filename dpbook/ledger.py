@@ -1,6 +1,6 @@
 """The verification ledger: every claim the book checks, and every seed erratum.
 
-Claims are *declared* in data files, one per chapter, ``dpcore/claims/*.toml``::
+Claims are *declared* in data files, one per chapter, ``dpbook/claims/*.toml``::
 
     [[claim]]
     id = "laplace-dist.variance"          # unique, "<chapter-slug>.<name>"
@@ -16,7 +16,7 @@ Claims are *declared* in data files, one per chapter, ``dpcore/claims/*.toml``::
 A declaration says *what* is claimed, never how it was checked or with how
 many samples: that comes from the code that ran. Claims are *checked* in the
 notebook that owns them by :func:`record`, which receives the evidence
-(:mod:`dpcore.evidence`: values and bounds, intervals, Monte Carlo results,
+(:mod:`dpbook.evidence`: values and bounds, intervals, Monte Carlo results,
 sympy expressions) and the negative controls, computes the verdict itself,
 writes it down, and only then fails the cell if the claim failed::
 
@@ -80,7 +80,7 @@ class Claim:
 
 @lru_cache(maxsize=1)
 def claims() -> dict[str, Claim]:
-    """All declared claims, by id, read from ``dpcore/claims/*.toml``.
+    """All declared claims, by id, read from ``dpbook/claims/*.toml``.
 
     Raises
     ------
@@ -115,7 +115,7 @@ def get_claim(claim_id: str) -> Claim:
     try:
         return claims()[claim_id]
     except KeyError:
-        raise KeyError(f"claim {claim_id!r} is not declared in dpcore/claims/*.toml") from None
+        raise KeyError(f"claim {claim_id!r} is not declared in dpbook/claims/*.toml") from None
 
 
 def anchor(claim_id: str) -> str:
@@ -259,11 +259,11 @@ def record(claim_id: str, *evidence: Any, controls: Sequence[Any] = (), note: st
     Parameters
     ----------
     claim_id : str
-        An id declared in ``dpcore/claims/*.toml``.
+        An id declared in ``dpbook/claims/*.toml``.
     *evidence : Evidence or CheckResult
-        What the claim's checks computed (:mod:`dpcore.evidence`): at least
+        What the claim's checks computed (:mod:`dpbook.evidence`): at least
         one. Each must *hold*. Monte Carlo pieces must together have
-        false-alarm probability <= :data:`~dpcore.evidence.BOOK_ALPHA`
+        false-alarm probability <= :data:`~dpbook.evidence.BOOK_ALPHA`
         (their ``alpha`` are added: a union bound).
     controls : sequence of Evidence or CheckResult
         The same checks applied to plausible wrong claims (for an erratum: to
