@@ -7,6 +7,7 @@
                             # re-run every chapter under N other seed streams (offsets K..K+N-1)
     python3 tasks.py mutants [--only ID ...] [--write]
                             # inject each fault of benchmarks/mutants.toml; which tests/chapters catch it
+    python3 tasks.py lint   # ruff check, ruff format --check (notebooks at 88 columns), mypy --strict dpcore
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
 into it (again only when that file changed), so a fresh clone needs nothing but
@@ -60,6 +61,14 @@ def book() -> None:
     print(f"\nThe book is at {ROOT / '_build' / 'html' / 'index.html'}")
 
 
+def lint() -> None:
+    """Zero findings or a failure: ruff's rules and format everywhere (chapters at 88 columns), mypy --strict."""
+    ensure_env()
+    run(BIN / "ruff", "check", ".")
+    run(BIN / "ruff", "format", "--check", ".")
+    run(BIN / "mypy")  # files and --strict from [tool.mypy] in pyproject.toml
+
+
 def test(extra: list[str]) -> None:
     ensure_env()
     env = dict(os.environ, MPLBACKEND="Agg")
@@ -88,8 +97,14 @@ def _execute_notebook(path: str, offset: int, ledger_dir: str) -> dict[str, obje
     declared = [c.id for c in ledger.claims().values() if c.chapter == chapter]
     failed = sorted(cid for cid in declared if cid in results and not results[cid]["passed"])
     missing = sorted(cid for cid in declared if cid not in results)
-    return {"chapter": chapter, "offset": offset, "error": error, "failed": failed, "missing": missing,
-            "ok": not (error or failed or missing)}
+    return {
+        "chapter": chapter,
+        "offset": offset,
+        "error": error,
+        "failed": failed,
+        "missing": missing,
+        "ok": not (error or failed or missing),
+    }
 
 
 def sweep(argv: list[str]) -> int:
@@ -121,13 +136,21 @@ def sweep(argv: list[str]) -> int:
         path, k = job
         out = subprocess.run(
             [str(PY), str(ROOT / "tasks.py"), "_execute", str(path), str(k), str(tmp / f"{path.stem}-{k}")],
-            cwd=ROOT, capture_output=True, text=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         )
         try:
             return json.loads(out.stdout.strip().splitlines()[-1])
         except (IndexError, ValueError):
-            return {"chapter": path.stem, "offset": k, "error": (out.stderr or "no output")[-300:],
-                    "failed": [], "missing": [], "ok": False}
+            return {
+                "chapter": path.stem,
+                "offset": k,
+                "error": (out.stderr or "no output")[-300:],
+                "failed": [],
+                "missing": [],
+                "ok": False,
+            }
 
     jobs = [(p, k) for k in offsets for p in paths]
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -164,8 +187,17 @@ def sweep(argv: list[str]) -> int:
 
 def _copy_tree(dest: Path) -> None:
     """A copy of the working tree (sources, tests, chapters, claims) without caches and builds."""
-    ignore = shutil.ignore_patterns(".venv", ".git", "_build", "__pycache__", ".pytest_cache", "*.egg-info",
-                                    ".ipynb_checkpoints", ".mypy_cache", ".ruff_cache")
+    ignore = shutil.ignore_patterns(
+        ".venv",
+        ".git",
+        "_build",
+        "__pycache__",
+        ".pytest_cache",
+        "*.egg-info",
+        ".ipynb_checkpoints",
+        ".mypy_cache",
+        ".ruff_cache",
+    )
     shutil.copytree(ROOT, dest, ignore=ignore)
 
 
@@ -177,14 +209,24 @@ def _run_in_copy(copy: Path, tests: list[str]) -> dict[str, object]:
     env.update(PYTHONPATH=str(copy), MPLBACKEND="Agg")
     out: dict[str, object] = {"tests": None, "chapters": [], "claims": []}
     if tests:
-        res = subprocess.run([str(PY), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
-                             cwd=copy, env=env, capture_output=True, text=True)
+        res = subprocess.run(
+            [str(PY), "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         # pytest: 0 passed, 1 a test failed; anything else (collection error, crash) is reported as such
         out["tests"] = {0: "passed", 1: "failed"}.get(res.returncode, f"error (pytest exit {res.returncode})")
     chapters, claims = [], []
     for nb in sorted((copy / "chapters").glob("*.ipynb")):
-        res = subprocess.run([str(PY), str(copy / "tasks.py"), "_execute", str(nb), "0", str(copy / "_ledger")],
-                             cwd=copy, env=env, capture_output=True, text=True)
+        res = subprocess.run(
+            [str(PY), str(copy / "tasks.py"), "_execute", str(nb), "0", str(copy / "_ledger")],
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         try:
             r = json.loads(res.stdout.strip().splitlines()[-1])
         except (IndexError, ValueError):
@@ -235,8 +277,9 @@ def mutants(argv: list[str]) -> int:
         copy = tmp / str(f["id"])
         _copy_tree(copy)
         target = copy / str(f["file"])
-        target.write_text(target.read_text(encoding="utf-8").replace(str(f["find"]), str(f["replace"])),
-                          encoding="utf-8")
+        target.write_text(
+            target.read_text(encoding="utf-8").replace(str(f["find"]), str(f["replace"])), encoding="utf-8"
+        )
         res = _run_in_copy(copy, list(f["tests"]))  # type: ignore[arg-type]
         shutil.rmtree(copy, ignore_errors=True)
         return {**f, **res}
@@ -284,7 +327,7 @@ def main(argv: list[str]) -> int:
 
         print(json.dumps(_execute_notebook(argv[1], int(argv[2]), argv[3])))
         return 0
-    if not argv or argv[0] not in ("book", "test", "sweep", "mutants"):
+    if not argv or argv[0] not in ("book", "test", "sweep", "mutants", "lint"):
         print(__doc__)
         return 2
     try:
@@ -294,6 +337,8 @@ def main(argv: list[str]) -> int:
             return sweep(argv[1:])
         elif argv[0] == "mutants":
             return mutants(argv[1:])
+        elif argv[0] == "lint":
+            lint()
         else:
             test(argv[1:])
     except subprocess.CalledProcessError as exc:

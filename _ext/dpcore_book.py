@@ -187,9 +187,7 @@ def _pending(what: str, claim_id: str = "", chapter: str = "") -> ledger_pending
 def _field(name: str, body: nodes.Node | str) -> nodes.field:
     if isinstance(body, str):
         body = nodes.paragraph("", body)
-    elif not isinstance(body, (nodes.paragraph, nodes.Structural, nodes.container)) and isinstance(
-        body, nodes.Inline
-    ):
+    elif not isinstance(body, (nodes.paragraph, nodes.Structural, nodes.container)) and isinstance(body, nodes.Inline):
         body = nodes.paragraph("", "", body)
     return nodes.field("", nodes.field_name("", name), nodes.field_body("", body))
 
@@ -244,8 +242,9 @@ class LedgerDirective(_LedgerBase):
             mine = [c for c in declared if not chapter or c.chapter == chapter]
             row = nodes.row()
             if chapter:
-                ref = nodes.reference("", "", *_title_nodes(self.env, chapter), internal=True,
-                                      refid=f"ledger-{chapter}")
+                ref = nodes.reference(
+                    "", "", *_title_nodes(self.env, chapter), internal=True, refid=f"ledger-{chapter}"
+                )
                 row += nodes.entry("", nodes.paragraph("", "", ref))
             else:
                 row += nodes.entry("", nodes.paragraph("", "", nodes.strong("", "All chapters")))
@@ -405,16 +404,26 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
             if doc not in app.env.all_docs:
                 new = nodes.Text(f"chapters/{chapter}.ipynb (not in this book)")
             elif aid in anchors.get(doc, set()):
-                new = nodes.reference("", "", *_title_nodes(app.env, chapter), nodes.Text(", the cell that checks it"),
-                                      internal=True, refuri=uri(doc, aid))
+                new = nodes.reference(
+                    "",
+                    "",
+                    *_title_nodes(app.env, chapter),
+                    nodes.Text(", the cell that checks it"),
+                    internal=True,
+                    refuri=uri(doc, aid),
+                )
             else:
                 new = nodes.reference("", "", *_title_nodes(app.env, chapter), internal=True, refuri=uri(doc))
         elif what == "ledger-link":
             ledger_docs = sorted(getattr(app.env, "dpcore_ledger_docs", set()) - {docname})
             ledger_doc = next((d for d in ledger_docs if d.endswith("ledger")), ledger_docs[0] if ledger_docs else "")
             if ledger_doc:
-                new = nodes.reference("", "its ledger entry", internal=True,
-                                      refuri=uri(ledger_doc, "claim-" + ledger.anchor(cid)[len("ledger-"):]))
+                new = nodes.reference(
+                    "",
+                    "its ledger entry",
+                    internal=True,
+                    refuri=uri(ledger_doc, "claim-" + ledger.anchor(cid)[len("ledger-") :]),
+                )
             else:
                 new = nodes.Text("")
         elif what == "result":
@@ -427,7 +436,9 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
                     logger.warning(
                         f"ledger: claim {cid!r} is declared (chapter {claim.chapter if claim else '?'}) "
                         "but no notebook recorded it in this build",
-                        type="dpcore", subtype="ledger", location=docname,
+                        type="dpcore",
+                        subtype="ledger",
+                        location=docname,
                     )
             else:
                 ok = bool(rec["passed"])
@@ -440,8 +451,12 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
                     new += nodes.strong("", "✘ FAILED")
                     if cid not in warned:
                         warned.add(cid)
-                        logger.warning(f"ledger: claim {cid!r} FAILED in this build", type="dpcore",
-                                       subtype="ledger", location=docname)
+                        logger.warning(
+                            f"ledger: claim {cid!r} FAILED in this build",
+                            type="dpcore",
+                            subtype="ledger",
+                            location=docname,
+                        )
                 for reason in rec.get("reasons", []):
                     new += nodes.Text(" — ")
                     new += nodes.inline("", reason, classes=["dpcore-evidence"])
@@ -452,8 +467,12 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
         node.replace_self(new)
 
 
-_KIND_NAMES = {"symbolic": "symbolic (sympy)", "exact": "exact computation", "numeric": "numeric (floating point)",
-               "monte-carlo": "Monte Carlo"}
+_KIND_NAMES = {
+    "symbolic": "symbolic (sympy)",
+    "exact": "exact computation",
+    "numeric": "numeric (floating point)",
+    "monte-carlo": "Monte Carlo",
+}
 
 
 def _evidence_nodes(claim: Any, rec: dict[str, Any] | None) -> nodes.Node:
@@ -516,8 +535,7 @@ def _on_missing_reference(app: Sphinx, env: Any, node: Any, contnode: nodes.Elem
     return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, canonical)
 
 
-def _on_html_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
-                          doctree: Any) -> None:
+def _on_html_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Drop sphinx-thebe's scripts: Jupyter Book always loads the extension, and its
     configuration names thebe's CDN URL (``unpkg.com``), but the book has no launch
     buttons, so thebe is never used; the book must not refer to any CDN."""

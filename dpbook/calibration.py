@@ -56,7 +56,6 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
-from . import flawed as F
 from dpcore._validation import RNGLike, as_generator, as_seed_sequence, check_positive_int, check_probability_open
 from dpcore.auditing import AuditResult, GaussianOutputs, LaplaceOutputs, audit_epsilon
 from dpcore.gaussian import gaussian_delta
@@ -72,6 +71,8 @@ from dpcore.montecarlo import (
     probability_acceptance,
     probability_result,
 )
+
+from . import flawed as F
 
 __all__ = [
     "BOOK_LEVEL",

@@ -139,8 +139,13 @@ class Evidence:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record: description, kind, rule, numbers and verdict."""
-        out: dict[str, Any] = {"what": self.what, "kind": self.kind, "type": type(self).__name__,
-                               "holds": self.holds, "detail": self.describe()}
+        out: dict[str, Any] = {
+            "what": self.what,
+            "kind": self.kind,
+            "type": type(self).__name__,
+            "holds": self.holds,
+            "detail": self.describe(),
+        }
         if self.alpha is not None:
             out["alpha"] = self.alpha
         return out
@@ -197,8 +202,10 @@ class Close(Evidence):
         return bool(abs(self.value - self.target) <= self.tolerance)
 
     def describe(self) -> str:
-        return (f"{_fmt(self.value)} vs {_fmt(self.target)}: |difference| = "
-                f"{abs(self.value - self.target):.3g} <= tolerance {self.tolerance:.3g}")
+        return (
+            f"{_fmt(self.value)} vs {_fmt(self.target)}: |difference| = "
+            f"{abs(self.value - self.target):.3g} <= tolerance {self.tolerance:.3g}"
+        )
 
 
 @dataclass(frozen=True)
@@ -302,8 +309,11 @@ class Test(Evidence):
     @property
     def holds(self) -> bool:
         r = self.result
-        lo, hi, c = _real("ci_low", r.ci_low, allow_inf=True), _real("ci_high", r.ci_high, allow_inf=True), \
-            _real("claimed", r.claimed)
+        lo, hi, c = (
+            _real("ci_low", r.ci_low, allow_inf=True),
+            _real("ci_high", r.ci_high, allow_inf=True),
+            _real("claimed", r.claimed),
+        )
         verdict = lo <= c <= hi
         if verdict != bool(r.passed):
             raise ValueError(f"CheckResult {r.name!r} says passed={r.passed} but its numbers say {verdict}")
@@ -344,8 +354,9 @@ def miss_probability(result: Any, true_value: float) -> float:
         raise TypeError(f"miss_probability needs a dpcore CheckResult; got {type(result).__name__}")
     t = _real("true_value", true_value)
     if "alternative" in result.details:
-        return probability_acceptance(result.n, t, result.claimed,
-                                      alternative=result.details["alternative"], alpha=result.alpha)
+        return probability_acceptance(
+            result.n, t, result.claimed, alternative=result.details["alternative"], alpha=result.alpha
+        )
     d = result.details
     r = d.get("radius", d.get("dkw_radius", d.get("radius_hoeffding")))
     if r is None:

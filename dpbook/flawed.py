@@ -95,9 +95,7 @@ def laplace_per_coordinate_sensitivity(
     return release_with_noise(value, lambda gen, shape: gen.laplace(0.0, scale, size=shape), rng)
 
 
-def gaussian_variance_as_std(
-    value: ArrayLike, sigma: float, rng: RNGLike = None
-) -> float | NDArray[np.float64]:
+def gaussian_variance_as_std(value: ArrayLike, sigma: float, rng: RNGLike = None) -> float | NDArray[np.float64]:
     r"""Seed 002's sampling line ``numpy.random.normal(0, sigma ** 2)``.
 
     ``numpy.random.normal`` takes the *standard deviation* as its second

@@ -164,8 +164,9 @@ def _verdict(claim: Claim, evidence: Sequence[Evidence], controls: Sequence[Evid
 class Record:
     """The outcome of one :func:`record` call; displays itself once as a badge with an anchor."""
 
-    def __init__(self, claim: Claim, evidence: Sequence[Evidence], controls: Sequence[Evidence],
-                 verdict: Verdict, note: str = "") -> None:
+    def __init__(
+        self, claim: Claim, evidence: Sequence[Evidence], controls: Sequence[Evidence], verdict: Verdict, note: str = ""
+    ) -> None:
         self.claim = claim
         self.evidence = tuple(evidence)
         self.controls = tuple(controls)

@@ -27,10 +27,31 @@ import sympy as sp
 from dpcore._validation import as_generator
 
 __all__ = [
-    "x", "y", "z", "t", "s", "mu", "b", "sigma", "epsilon", "delta", "Delta",
-    "alpha", "u", "v", "k", "d", "n",
-    "laplace_density", "laplace_cdf_claimed", "gaussian_density",
-    "laplace_expectation", "laplace_cdf_by_integration", "is_equal", "numerically_equal", "assert_equal",
+    "x",
+    "y",
+    "z",
+    "t",
+    "s",
+    "mu",
+    "b",
+    "sigma",
+    "epsilon",
+    "delta",
+    "Delta",
+    "alpha",
+    "u",
+    "v",
+    "k",
+    "d",
+    "n",
+    "laplace_density",
+    "laplace_cdf_claimed",
+    "gaussian_density",
+    "laplace_expectation",
+    "laplace_cdf_by_integration",
+    "is_equal",
+    "numerically_equal",
+    "assert_equal",
 ]
 
 x, y, z, t = sp.symbols("x y z t", real=True)
@@ -67,9 +88,7 @@ def gaussian_density(var: sp.Expr = x, loc: sp.Expr = mu, scale: sp.Expr = sigma
     return sp.exp(-((var - loc) ** 2) / (2 * scale**2)) / (sp.sqrt(2 * sp.pi) * scale)
 
 
-def laplace_expectation(
-    g: sp.Expr, var: sp.Symbol = x, loc: sp.Expr = mu, scale: sp.Expr = b
-) -> sp.Expr:
+def laplace_expectation(g: sp.Expr, var: sp.Symbol = x, loc: sp.Expr = mu, scale: sp.Expr = b) -> sp.Expr:
     r"""Compute :math:`E[g(X)]` for :math:`X \sim \mathrm{Lap}(\mu, b)` by real integration.
 
     The integral is split at :math:`\mu`, where :math:`|x-\mu|` changes form,
@@ -188,9 +207,7 @@ def numerically_equal(
     return evaluated > 0
 
 
-def is_equal(
-    lhs: sp.Expr, rhs: sp.Expr, *, domain: dict[sp.Symbol, tuple[float, float]] | None = None
-) -> bool:
+def is_equal(lhs: sp.Expr, rhs: sp.Expr, *, domain: dict[sp.Symbol, tuple[float, float]] | None = None) -> bool:
     """True iff sympy proves ``lhs == rhs`` under the symbols' assumptions, confirmed numerically.
 
     Two conditions, both required:

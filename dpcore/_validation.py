@@ -78,8 +78,7 @@ def as_seed_sequence(rng: int | np.random.SeedSequence | None) -> np.random.Seed
         return rng
     if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
         raise ValueError(
-            f"rng must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; "
-            f"got {type(rng).__name__}"
+            f"rng must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; got {type(rng).__name__}"
         )
     if int(rng) < 0:
         raise ValueError(f"rng as an int seed must be non-negative; got {rng}")
@@ -181,9 +180,7 @@ def check_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be real numbers; got {value!r}") from None
     if not np.all(np.isfinite(arr)):
-        raise ValueError(
-            f"{name} must be finite (NaN or infinity would be leaked by the release); got {value!r}"
-        )
+        raise ValueError(f"{name} must be finite (NaN or infinity would be leaked by the release); got {value!r}")
     return arr
 
 

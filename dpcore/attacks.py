@@ -361,7 +361,7 @@ def attack_trial_sampler(
         if released.shape != truth.shape:
             raise ValueError(f"mechanism must return shape {truth.shape}; got {released.shape}")
         guess = likelihood_ratio_test(released, a0, a1, b, rng)
-        return (guess == secret).astype(float)
+        return np.asarray(guess == secret, dtype=np.float64)
 
     return sampler
 
@@ -430,6 +430,6 @@ def attribute_inference_sampler(
         noisy_with = w + target + rng.laplace(0.0, scale, size)
         noisy_without = wo + (~target) + rng.laplace(0.0, scale, size)
         guess = noisy_with > noisy_without
-        return (guess == target).astype(float)
+        return np.asarray(guess == target, dtype=np.float64)
 
     return sampler

@@ -602,11 +602,11 @@ def audit_epsilon(
         num_side = 0 if numerator == "d" else 1
         i = thresholds.values.index(float(edges[j]))
         below = (int(est[num_side][i]), int(est[1 - num_side][i]))
-        k_p, k_q = below if tail == "lower" else (n_est - below[0], n_est - below[1])
-        p_lo = float(_cp_lower(np.array([k_p]), n_est, a)[0])
-        q_hi = float(_cp_upper(np.array([k_q]), n_est, a)[0])
+        h_p, h_q = below if tail == "lower" else (n_est - below[0], n_est - below[1])
+        p_lo = float(_cp_lower(np.array([h_p]), n_est, a)[0])
+        q_hi = float(_cp_upper(np.array([h_q]), n_est, a)[0])
         eps = float(_log_ratio(np.array([p_lo]), np.array([q_hi]), delta_f)[0])
-        events.append(AuditEvent(tail, float(edges[j]), numerator, k_p, k_q, p_lo, q_hi, eps))  # type: ignore[arg-type]
+        events.append(AuditEvent(tail, float(edges[j]), numerator, h_p, h_q, p_lo, q_hi, eps))  # type: ignore[arg-type]
     best = max(events, key=lambda e: e.epsilon_lower)
     return AuditResult(
         epsilon_lower=max(0.0, best.epsilon_lower),

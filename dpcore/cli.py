@@ -37,7 +37,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["main", "build_parser", "UsageError"]
 
@@ -134,11 +134,20 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         acct.compose_gaussian(sigma, sensitivity=sensitivity, count=count)
         eps_rdp, order = acct.epsilon_and_order(delta)
         exact = dpcore.exact_gaussian_composition_epsilon(sigma, count, delta, sensitivity=sensitivity)
-        result.update(rdp_epsilon=eps_rdp, rdp_order=order, exact_epsilon=exact,
-                      rdp_overhead=(eps_rdp / exact - 1.0) if exact > 0 else None)
+        result.update(
+            rdp_epsilon=eps_rdp,
+            rdp_order=order,
+            exact_epsilon=exact,
+            rdp_overhead=(eps_rdp / exact - 1.0) if exact > 0 else None,
+        )
         rows.append(["RDP accountant", eps_rdp, f"best order alpha = {_fmt(order)}"])
-        rows.append(["exact (Gaussian composition)", exact,
-                     f"k Gaussians = one Gaussian of sensitivity sqrt(k)*{_fmt(sensitivity)}"])
+        rows.append(
+            [
+                "exact (Gaussian composition)",
+                exact,
+                f"k Gaussians = one Gaussian of sensitivity sqrt(k)*{_fmt(sensitivity)}",
+            ]
+        )
         if exact > 0:
             rows.append(["RDP overhead", f"{100 * (eps_rdp / exact - 1):.3f} %", "how much RDP overstates epsilon"])
         what = f"{count} Gaussian release(s), sigma {_fmt(sigma)}"
@@ -196,7 +205,7 @@ def _load_callable(spec: str) -> Callable[..., Any]:
             raise UsageError(f"module {module_name!r} has no attribute {attr!r} (from --callable {spec!r})") from None
     if not callable(obj):
         raise UsageError(f"--callable {spec!r} is not callable")
-    return obj
+    return cast(Callable[..., Any], obj)
 
 
 def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -241,8 +250,9 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         elif name == "laplace":
             mechanism = dpcore.LaplaceOutputs(dpcore.laplace_scale(sensitivity, claimed))
         else:  # laplace-stray-factor-two
-            mechanism = dpcore.ReleaseOutputs(_flawed().laplace_stray_factor_two, sensitivity=sensitivity,
-                                              epsilon=claimed)
+            mechanism = dpcore.ReleaseOutputs(
+                _flawed().laplace_stray_factor_two, sensitivity=sensitivity, epsilon=claimed
+            )
         label = f"{name} ({BUILTIN_MECHANISMS[name]})"
 
     try:
@@ -317,8 +327,11 @@ _EPILOG_ACCOUNT = """examples:
   python -m dpcore account --mechanism gaussian --sigma 5 --count 1000 --delta 1e-5 --json
   python -m dpcore account --mechanism laplace --scale 10 --count 50 --delta 1e-6"""
 
-_EPILOG_AUDIT = """built-in mechanisms:
-""" + "\n".join(f"  {k:26s}{v}" for k, v in BUILTIN_MECHANISMS.items()) + """
+_EPILOG_AUDIT = (
+    """built-in mechanisms:
+"""
+    + "\n".join(f"  {k:26s}{v}" for k, v in BUILTIN_MECHANISMS.items())
+    + """
 
 examples:
   python -m dpcore audit --mechanism laplace --epsilon 1 --samples 1000000 --seed 0
@@ -330,6 +343,7 @@ A --callable is imported from the current directory or the installed packages
 and called as mech(data, size, rng): it must return a 1-D array of `size`
 independent real outputs on input `data` (parsed from --d / --d-prime as JSON),
 using the numpy Generator `rng` for its randomness."""
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -346,20 +360,32 @@ def build_parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
-    p = sub.add_parser("calibrate", help="noise scale for a sensitivity and (epsilon[, delta])",
-                       description="Laplace scale, and classic and analytic Gaussian sigma.",
-                       epilog=_EPILOG_CALIBRATE, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sensitivity", type=float, default=1.0,
-                   help="global sensitivity (L1 for Laplace, L2 for Gaussian), > 0 (default 1)")
+    p = sub.add_parser(
+        "calibrate",
+        help="noise scale for a sensitivity and (epsilon[, delta])",
+        description="Laplace scale, and classic and analytic Gaussian sigma.",
+        epilog=_EPILOG_CALIBRATE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--sensitivity",
+        type=float,
+        default=1.0,
+        help="global sensitivity (L1 for Laplace, L2 for Gaussian), > 0 (default 1)",
+    )
     p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon, > 0")
     p.add_argument("--delta", type=float, help="privacy parameter delta in (0, 1), for the Gaussian rows")
     common(p)
     p.set_defaults(func=cmd_calibrate)
 
-    p = sub.add_parser("account", help="epsilon after k Gaussian or Laplace releases (RDP and exact)",
-                       description="Compose k releases with the RDP accountant; for Gaussian noise, "
-                       "the exact epsilon is shown beside it.",
-                       epilog=_EPILOG_ACCOUNT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "account",
+        help="epsilon after k Gaussian or Laplace releases (RDP and exact)",
+        description="Compose k releases with the RDP accountant; for Gaussian noise, "
+        "the exact epsilon is shown beside it.",
+        epilog=_EPILOG_ACCOUNT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--mechanism", choices=["gaussian", "laplace"], required=True, help="noise of each release")
     p.add_argument("--sigma", type=float, help="Gaussian noise standard deviation (for --mechanism gaussian)")
     p.add_argument("--scale", type=float, help="Laplace scale b (for --mechanism laplace)")
@@ -369,9 +395,13 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.set_defaults(func=cmd_account)
 
-    p = sub.add_parser("audit", help="lower confidence bound on a mechanism's epsilon, by sampling",
-                       description="Audit a built-in mechanism or your own module:function.",
-                       epilog=_EPILOG_AUDIT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "audit",
+        help="lower confidence bound on a mechanism's epsilon, by sampling",
+        description="Audit a built-in mechanism or your own module:function.",
+        epilog=_EPILOG_AUDIT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     who = p.add_mutually_exclusive_group()
     who.add_argument("--mechanism", choices=sorted(BUILTIN_MECHANISMS), help="a built-in mechanism (default laplace)")
     who.add_argument("--callable", metavar="MODULE:FUNCTION", help="your mechanism(data, size, rng)")
@@ -379,8 +409,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--delta", type=float, help="the delta of an (epsilon, delta) claim, in (0, 1)")
     p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity of the built-in query (default 1)")
     p.add_argument("--d", help="input on one side, as JSON (default 0)")
-    p.add_argument("--d-prime", dest="d_prime",
-                   help="input on the other side, as JSON (default: the sensitivity for a built-in, 1 for --callable)")
+    p.add_argument(
+        "--d-prime",
+        dest="d_prime",
+        help="input on the other side, as JSON (default: the sensitivity for a built-in, 1 for --callable)",
+    )
     p.add_argument("--samples", type=int, default=1_000_000, help="samples per side, >= 2 (default 1000000)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound, in (0, 1)")
     p.add_argument("--seed", type=int, help="seed (a non-negative int) for a reproducible audit")

@@ -145,7 +145,7 @@ def _bernoulli_exp_small(src: _Uniform, num: NDArray[np.int64], den: int) -> NDA
         k_final[stop] = k
         active = active[a]
         k += 1
-    return (k_final % 2) == 1
+    return np.asarray((k_final % 2) == 1, dtype=bool)
 
 
 def _bernoulli_exp_one(src: _Uniform, size: int) -> NDArray[np.bool_]:
@@ -345,7 +345,7 @@ def discrete_laplace_pmf(z: ArrayLike, scale: Any) -> NDArray[np.float64]:
     """
     b = float(as_fraction("scale", scale))
     z = _integer_array("z", z).astype(float)
-    return np.tanh(1 / (2 * b)) * np.exp(-np.abs(z) / b)
+    return np.asarray(np.tanh(1 / (2 * b)) * np.exp(-np.abs(z) / b), dtype=np.float64)
 
 
 def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
@@ -364,7 +364,7 @@ def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
     ys = np.arange(-k, k + 1, dtype=float)
     norm = np.exp(-ys * ys / (2 * s2)).sum()
     z = _integer_array("z", z).astype(float)
-    return np.exp(-z * z / (2 * s2)) / norm
+    return np.asarray(np.exp(-z * z / (2 * s2)) / norm, dtype=np.float64)
 
 
 def _integer_array(name: str, value: ArrayLike) -> NDArray[np.int64]:

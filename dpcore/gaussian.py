@@ -50,6 +50,7 @@ privacy, Theorem A.1 (the classic calibration).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -191,7 +192,9 @@ def _safety_margin(log_target: float) -> float:
     return 2e-14 * (1.0 + abs(log_target))
 
 
-def _solve_decreasing(fun, hi: float, step: float, log_target: float, tol: float) -> tuple[float, float, float]:
+def _solve_decreasing(
+    fun: Callable[[float], tuple[float, float]], hi: float, step: float, log_target: float, tol: float
+) -> tuple[float, float, float]:
     """Largest-safe root of a decreasing ``fun(x) -> (log delta, derivative)``.
 
     ``hi`` should satisfy ``fun(hi)[0] <= log_target`` (the caller proves it up
@@ -258,7 +261,9 @@ def _solve_decreasing(fun, hi: float, step: float, log_target: float, tol: float
 # ---------------------------------------------------------------------------
 
 
-def _log_delta_chi_array(chi: NDArray[np.float64], eps: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+def _log_delta_chi_array(
+    chi: NDArray[np.float64], eps: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Vectorised :func:`_log_delta_chi` (same formulas, elementwise)."""
     chi, eps = np.broadcast_arrays(np.asarray(chi, float), np.asarray(eps, float))
     logd = np.empty(chi.shape)
@@ -546,7 +551,7 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     dl = dl.ravel().astype(float)
     if eps.size <= _SCALAR_BATCH:  # small batches: a loop over the scalar solver is faster
         s_small = [_certified_sigma(e, d) for e, d in zip(eps.tolist(), dl.tolist(), strict=True)]
-        return (sens.ravel() * np.array(s_small)).reshape(shape)
+        return np.asarray((sens.ravel() * np.array(s_small)).reshape(shape), dtype=np.float64)
     log_target = np.log(dl)
     margin = 2e-14 * (1.0 + np.abs(log_target))  # = _safety_margin, elementwise
     log_target = log_target - margin
@@ -627,7 +632,7 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
         idx = idx[~ok]
         s_all[idx] *= 1.0 + step[idx]
         step[idx] *= 2.0
-    return (sens.ravel() * s_all).reshape(shape)
+    return np.asarray((sens.ravel() * s_all).reshape(shape), dtype=np.float64)
 
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:

@@ -68,7 +68,7 @@ _BITS = 53
 
 
 def _kept(x: NDArray[np.float64], centre: float) -> NDArray[np.float64]:
-    return x[x != centre]
+    return np.asarray(x[x != centre], dtype=np.float64)
 
 
 def independence_tests(
@@ -124,17 +124,15 @@ def independence_tests(
     if not both.any():
         raise ValueError(f"no pair of draws at lag {lag} different from centre={centre}")
     same = int(np.count_nonzero(np.sign(first[both]) == np.sign(second[both])))
-    conc = probability_result(same, int(both.sum()), 0.5, alpha=a,
-                              name=f"{name}: sign concordance at lag {lag}")
+    conc = probability_result(same, int(both.sum()), 0.5, alpha=a, name=f"{name}: sign concordance at lag {lag}")
 
     h = arr.size // 2
-    m1, m2 = np.abs(arr[:h] - centre), np.abs(arr[h:2 * h] - centre)
+    m1, m2 = np.abs(arr[:h] - centre), np.abs(arr[h : 2 * h] - centre)
     untied = m1 != m2
     if not untied.any():
         raise ValueError("no untied pair of magnitudes between the two halves")
     smaller = int(np.count_nonzero(m1[untied] < m2[untied]))
-    halves = probability_result(smaller, int(untied.sum()), 0.5, alpha=a,
-                                name=f"{name}: first-half magnitude smaller")
+    halves = probability_result(smaller, int(untied.sum()), 0.5, alpha=a, name=f"{name}: first-half magnitude smaller")
     return runs, conc, halves
 
 
@@ -203,8 +201,7 @@ class UniformRecorder:
         if not self.chunks:
             raise ValueError("nothing recorded yet")
         u = np.concatenate(self.chunks)
-        return (2 * u - (2**_BITS - 1)).astype(float)
+        return np.asarray(2 * u - (2**_BITS - 1), dtype=np.float64)
 
     def __repr__(self) -> str:
         return f"UniformRecorder({len(self.chunks)} chunks, {self.total} draws)"
-

@@ -29,7 +29,7 @@ Inequalities used
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -101,7 +101,7 @@ class CheckResult:
     alpha: float
     n: int
     method: str
-    details: dict = field(default_factory=dict, compare=False)
+    details: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __str__(self) -> str:
         verdict = "PASS" if self.passed else "REJECT"
@@ -134,7 +134,7 @@ def _validate_common(n: int, alpha: float, chunk_size: int, minimum_n: int = 1) 
     return n, alpha, chunk_size
 
 
-def _chunks(n: int, chunk_size: int):
+def _chunks(n: int, chunk_size: int) -> Iterator[tuple[int, int]]:
     done = 0
     while done < n:
         m = min(chunk_size, n - done)
@@ -271,9 +271,7 @@ def probability_result(
     )
 
 
-def clopper_pearson_bounds(
-    hits: ArrayLike, n: int, level: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def clopper_pearson_bounds(hits: ArrayLike, n: int, level: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     r"""Exact one-sided Clopper--Pearson bounds for ``hits`` successes out of ``n``, vectorised.
 
     .. math:: p_{lo} = B^{-1}(a; K, n-K+1), \qquad p_{hi} = B^{-1}(1-a; K+1, n-K)
@@ -403,8 +401,7 @@ def check_bounded_mean(
         xs = _draw(sampler, gen, m)
         if xs.min() < lower_f or xs.max() > upper_f:
             raise ValueError(
-                f"a sample lies outside [lower, upper] = [{lower_f}, {upper_f}]: "
-                f"range seen [{xs.min()}, {xs.max()}]"
+                f"a sample lies outside [lower, upper] = [{lower_f}, {upper_f}]: range seen [{xs.min()}, {xs.max()}]"
             )
         cm = float(xs.mean())
         cm2 = float(((xs - cm) ** 2).sum())

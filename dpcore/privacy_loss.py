@@ -121,7 +121,7 @@ def laplace_privacy_loss(
         out = (np.abs(zz - v) - np.abs(zz - u)).sum(axis=-1) / scale
     if np.ndim(out) == 0:
         return float(out)
-    return out
+    return np.asarray(out, dtype=np.float64)
 
 
 def _interval_log_prob(
@@ -145,9 +145,7 @@ def _interval_log_prob(
         # (accurate) small tail mass; otherwise the log of two positive terms (no cancellation).
         sm, tm = s[mid], t[mid]
         tails = 0.5 * (np.exp(sm) + np.exp(-tm))
-        out[mid] = np.where(
-            tails < 0.5, np.log1p(-tails), np.log(-0.5 * (np.expm1(sm) + np.expm1(-tm)))
-        )
+        out[mid] = np.where(tails < 0.5, np.log1p(-tails), np.log(-0.5 * (np.expm1(sm) + np.expm1(-tm))))
     return out
 
 
@@ -286,7 +284,7 @@ def laplace_box_log_probability(
     out = _interval_log_prob(lo, hi, mu, scale).sum(axis=-1)
     if np.ndim(out) == 0:
         return float(out)
-    return out
+    return np.asarray(out, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -556,10 +554,12 @@ class EventRatioBounds:
         if not (0.0 <= d < 1.0):
             raise ValueError(f"delta must lie in [0, 1); got {delta}")
         with np.errstate(divide="ignore", invalid="ignore"):
-            fwd = np.where(self.p_low > d,
-                           np.log(np.maximum(self.p_low - d, 1e-320)) - np.log(self.p_prime_high), -np.inf)
-            bwd = np.where(self.p_prime_low > d,
-                           np.log(np.maximum(self.p_prime_low - d, 1e-320)) - np.log(self.p_high), -np.inf)
+            fwd = np.where(
+                self.p_low > d, np.log(np.maximum(self.p_low - d, 1e-320)) - np.log(self.p_prime_high), -np.inf
+            )
+            bwd = np.where(
+                self.p_prime_low > d, np.log(np.maximum(self.p_prime_low - d, 1e-320)) - np.log(self.p_high), -np.inf
+            )
         return float(max(0.0, np.max(fwd), np.max(bwd)))
 
     def check(self, epsilon: float, name: str = "event ratios <= e^epsilon", *, delta: float = 0.0) -> CheckResult:
@@ -584,8 +584,12 @@ class EventRatioBounds:
             alpha=self.alpha,
             n=self.n + self.n_prime,
             method=f"Clopper-Pearson, union bound over {4 * self.log_ratio_lower.size} one-sided bounds",
-            details={"events": int(self.log_ratio_lower.size), "n": self.n, "n_prime": self.n_prime,
-                     "delta": float(delta)},
+            details={
+                "events": int(self.log_ratio_lower.size),
+                "n": self.n,
+                "n_prime": self.n_prime,
+                "delta": float(delta),
+            },
         )
 
 
@@ -750,8 +754,9 @@ def event_detection_miss(
     if not (0.0 <= d < 1.0):
         raise ValueError(f"delta must lie in [0, 1); got {delta}")
     if not p > math.exp(epsilon) * p_prime + d:
-        raise ValueError(f"p must exceed e^epsilon p_prime + delta (a violation); got {p} vs "
-                         f"{math.exp(epsilon) * p_prime + d}")
+        raise ValueError(
+            f"p must exceed e^epsilon p_prime + delta (a violation); got {p} vs {math.exp(epsilon) * p_prime + d}"
+        )
     a = alpha / (4 * events)
     if p_prime == 0.0:  # no hit under D' for sure: its upper bound is 1 - a^(1/n')
         t_prime, t = 0.0, math.exp(epsilon) * -math.expm1(math.log(a) / n_prime) * (1 + 1e-12) + d
@@ -762,6 +767,9 @@ def event_detection_miss(
         t_prime = p_prime * r
         t = math.exp(epsilon) * t_prime * (1 + 1e-12) + d
     miss_p = probability_acceptance(n, p, min(t, 1.0), alternative="less", alpha=a)
-    miss_q = 0.0 if p_prime == 0.0 else probability_acceptance(
-        n_prime, p_prime, min(t_prime, 1.0), alternative="greater", alpha=a)
+    miss_q = (
+        0.0
+        if p_prime == 0.0
+        else probability_acceptance(n_prime, p_prime, min(t_prime, 1.0), alternative="greater", alpha=a)
+    )
     return min(1.0, miss_p + miss_q)

@@ -133,7 +133,7 @@ def _log_integral(
     hi_b = grid[min(i + 1, grid.size - 1)]
     if hi_b > lo_b:
         res = optimize.minimize_scalar(
-            lambda t: -float(logf(t)),
+            lambda t: -float(logf(np.asarray(t))),
             bounds=(lo_b, hi_b),
             method="bounded",
             options={"xatol": 1e-12 * max(1.0, abs(x_star))},
@@ -143,7 +143,7 @@ def _log_integral(
     cuts = np.concatenate((points, [x_star], x_star + scale * np.array([-100, -10, -1, 1, 10, 100.0])))
     cuts = np.unique(cuts[(cuts > lower) & (cuts < upper)])
     edges = np.concatenate(([lower], cuts, [upper]))
-    total, abserr = _quad_sum(lambda t: math.exp(float(logf(t)) - shift), edges, epsrel)
+    total, abserr = _quad_sum(lambda t: math.exp(float(logf(np.asarray(t))) - shift), edges, epsrel)
     if not (total > 0 and math.isfinite(total)):
         raise ValueError(f"the integral is not a positive finite number (got {total}); check the densities")
     return math.log(total) + shift, abserr / total, edges
@@ -215,7 +215,7 @@ def renyi_divergence(
     pts = check_finite_array("points", np.atleast_1d(np.asarray(points, dtype=float)))
     pts = np.unique(pts[(pts > lower) & (pts < upper)])
 
-    def log_integrand(xs):  # type: ignore[no-untyped-def]
+    def log_integrand(xs: NDArray[np.float64]) -> NDArray[np.float64]:
         lp = np.asarray(logp(xs), dtype=float)
         lq = np.asarray(logq(xs), dtype=float)
         with np.errstate(invalid="ignore"):
@@ -238,7 +238,7 @@ def renyi_divergence(
         # Small divergence (alpha near 1, or little noise): log I is then computed as log1p(I - 1) with
         # I - 1 = int p (exp((alpha-1) log(p/q)) - 1), which keeps the relative accuracy of D.
         def excess(t: float) -> float:
-            lp, lq = float(logp(t)), float(logq(t))
+            lp, lq = float(logp(np.asarray(t))), float(logq(np.asarray(t)))
             if lp == -math.inf:
                 return 0.0
             arg = (alpha - 1.0) * (lp - lq)
@@ -466,7 +466,8 @@ def _broadcast_parameters(
     name: str, scale: NDArray[np.float64], sensitivity: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     try:
-        return np.broadcast_arrays(scale.ravel(), sensitivity.ravel())
+        s, t = np.broadcast_arrays(scale.ravel(), sensitivity.ravel())
+        return np.asarray(s, dtype=np.float64), np.asarray(t, dtype=np.float64)
     except ValueError:
         raise ValueError(
             f"{name} and sensitivity must be scalars or of equal length; got {scale.size} and {sensitivity.size}"

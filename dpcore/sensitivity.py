@@ -140,10 +140,10 @@ def _check_universe(universe: ArrayLike) -> NDArray[Any]:
     return arr
 
 
-def _check_relation(relation: str) -> str:
+def _check_relation(relation: str) -> NeighbourRelation:
     if relation not in NEIGHBOUR_RELATIONS:
         raise ValueError(f"relation must be one of {NEIGHBOUR_RELATIONS}; got {relation!r}")
-    return relation
+    return relation  # type: ignore[return-value]  # checked against the Literal's values above
 
 
 def _check_sizes(min_size: Any, max_size: Any, relation: str) -> tuple[int, int]:
@@ -203,10 +203,9 @@ def _groups(u: int, lo: int, hi: int, ordered: bool) -> list[_SizeGroup]:
     groups, offset = [], 0
     for m in range(lo, hi + 1):
         if ordered:
-            it = itertools.product(range(u), repeat=m)  # lexicographic = base-u rank
+            rows = list(itertools.product(range(u), repeat=m))  # lexicographic = base-u rank
         else:
-            it = itertools.combinations_with_replacement(range(u), m)
-        rows = list(it)
+            rows = list(itertools.combinations_with_replacement(range(u), m))
         codes = np.array(rows, dtype=np.int64).reshape(len(rows), m)
         groups.append(_SizeGroup(m, codes, offset))
         offset += codes.shape[0]
@@ -237,7 +236,7 @@ def _codes_of(groups: list[_SizeGroup], ident: int) -> NDArray[np.int64]:
     """Universe indices of the data set with global id ``ident``."""
     for g in groups:
         if g.offset <= ident < g.offset + g.codes.shape[0]:
-            return g.codes[ident - g.offset]
+            return np.asarray(g.codes[ident - g.offset], dtype=np.int64)
     raise IndexError(ident)  # pragma: no cover - internal invariant
 
 
@@ -276,14 +275,15 @@ def _pairs(
             c = np.zeros((n_rows, u), dtype=np.int64)
             np.add.at(c, (np.repeat(np.arange(n_rows), grp.size), grp.codes.reshape(-1)), 1)
             cache[("c", grp.size)] = c
-        return cache[("c", grp.size)]
+        return np.asarray(cache[("c", grp.size)], dtype=np.int64)
 
     def sorted_keys(grp: _SizeGroup) -> tuple[NDArray[Any], NDArray[np.int64]]:
         if ("k", grp.size) not in cache:
             keys = counts_of(grp) @ weights if keyed else _row_keys(counts_of(grp))
             order = np.argsort(keys, kind="stable")
             cache[("k", grp.size)] = (keys[order], order)
-        return cache[("k", grp.size)]
+        sorted_k, order_k = cache[("k", grp.size)]
+        return np.asarray(sorted_k), np.asarray(order_k, dtype=np.int64)
 
     for g in groups:
         m, codes, n_m = g.size, g.codes, g.codes.shape[0]
@@ -331,7 +331,7 @@ def _pairs(
                     has_y = counts[:, y] > 0
                     for x in range(y + 1, u):  # remove y < add x: each unordered pair once
                         left.append(g.offset + rows[has_y])
-                        if keyed:
+                        if keys is not None:
                             new_keys = keys[has_y] - weights[y] + weights[x]
                             right.append(g.offset + _lookup(sorted_keys(g), new_keys))
                         else:

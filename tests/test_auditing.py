@@ -181,8 +181,7 @@ def test_threshold_event_audit_power_is_computed_and_delta_is_honoured() -> None
     b = audit_threshold_events(LaplaceOutputs(0.5), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=3)
     assert not b.check(1.0).passed  # true epsilon 2
     # the event {y <= 0}: P = 1/2 and e^-2/2
-    miss = event_detection_miss(0.5, 0.5 * math.exp(-2.0), 100_000, 100_000, 1.0, events=2 * t.size,
-                                alpha=1e-7)
+    miss = event_detection_miss(0.5, 0.5 * math.exp(-2.0), 100_000, 100_000, 1.0, events=2 * t.size, alpha=1e-7)
     assert miss < 1e-12
     ok = audit_threshold_events(LaplaceOutputs(1.0), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=4)
     assert ok.check(1.0).passed

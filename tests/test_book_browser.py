@@ -177,8 +177,9 @@ class Chromium:
         raw, self._buf = self._buf.split(b"\0", 1)
         return json.loads(raw)
 
-    def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None,
-             timeout: float = 60.0) -> dict[str, Any]:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None, timeout: float = 60.0
+    ) -> dict[str, Any]:
         self._next_id += 1
         msg: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
         if session:
@@ -349,8 +350,11 @@ def test_every_page_renders_offline(server: str, browser: Chromium) -> None:
             problems[rel] = issues
         if page == chapters[0] or rel == "ledger.html":
             height = min(max(r["height"], 1000), 12000 if page == chapters[0] else 4000)
-            browser.send("Emulation.setDeviceMetricsOverride",
-                         {"width": 1280, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=session)
+            browser.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": 1280, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                session=session,
+            )
             shot = browser.send("Page.captureScreenshot", {"format": "png"}, session=session)
             browser.send("Emulation.clearDeviceMetricsOverride", session=session)
             (artifacts / f"{page.stem}.png").write_bytes(base64.b64decode(shot["data"]))

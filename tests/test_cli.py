@@ -17,9 +17,7 @@ from dpcore.cli import main
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "dpcore", *args], capture_output=True, text=True, cwd=cwd, timeout=120
-    )
+    return subprocess.run([sys.executable, "-m", "dpcore", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
 
 
 def run_json(*args: str, cwd: Path | None = None, status: int = 0) -> dict:
@@ -114,25 +112,66 @@ def test_audit_builtin_laplace_valid_and_powerful() -> None:
 
 def test_audit_detects_the_seed_stray_factor_two() -> None:
     needs("audit_epsilon", "ReleaseOutputs")
-    out = run_json("audit", "--mechanism", "laplace-stray-factor-two", "--epsilon", "1", "--samples", "500000",
-                   "--seed", "0", status=1)
+    out = run_json(
+        "audit",
+        "--mechanism",
+        "laplace-stray-factor-two",
+        "--epsilon",
+        "1",
+        "--samples",
+        "500000",
+        "--seed",
+        "0",
+        status=1,
+    )
     assert out["violation"] is True and out["epsilon_lower"] > 1.0
 
 
 def test_audit_user_callable(tmp_path: Path) -> None:
     needs("audit_epsilon")
-    (tmp_path / "mymechs.py").write_text(textwrap.dedent("""
+    (tmp_path / "mymechs.py").write_text(
+        textwrap.dedent("""
         import numpy as np
 
         def half_scale(data, size, rng):
             # Laplace noise of scale 0.5: really 2-DP for sensitivity 1
             return float(data) + rng.laplace(0.0, 0.5, size)
-    """))
-    out = run_json("audit", "--callable", "mymechs:half_scale", "--d", "0", "--d-prime", "1", "--epsilon", "1",
-                   "--samples", "300000", "--seed", "3", cwd=tmp_path, status=1)
+    """)
+    )
+    out = run_json(
+        "audit",
+        "--callable",
+        "mymechs:half_scale",
+        "--d",
+        "0",
+        "--d-prime",
+        "1",
+        "--epsilon",
+        "1",
+        "--samples",
+        "300000",
+        "--seed",
+        "3",
+        cwd=tmp_path,
+        status=1,
+    )
     assert out["violation"] is True and out["epsilon_lower"] > 1.0
-    out = run_json("audit", "--callable", "mymechs:half_scale", "--d", "0", "--d-prime", "1", "--epsilon", "2",
-                   "--samples", "300000", "--seed", "3", cwd=tmp_path)
+    out = run_json(
+        "audit",
+        "--callable",
+        "mymechs:half_scale",
+        "--d",
+        "0",
+        "--d-prime",
+        "1",
+        "--epsilon",
+        "2",
+        "--samples",
+        "300000",
+        "--seed",
+        "3",
+        cwd=tmp_path,
+    )
     assert out["violation"] is False and out["epsilon_lower"] <= 2.0
 
 

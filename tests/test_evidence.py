@@ -14,8 +14,17 @@ from dpbook.evidence import BOOK_ALPHA, Close, Compare, Equal, Fact, Test, Withi
 
 @pytest.mark.parametrize(
     ("op", "value", "bound", "holds"),
-    [("<", 1, 2, True), ("<", 2, 2, False), ("<=", 2, 2, True), ("==", 2, 2, True), ("==", 2, 2.0000001, False),
-     (">=", 2, 3, False), (">", 3, 2, True), ("<=", -math.inf, 0, True), ("<=", 1, math.inf, True)],
+    [
+        ("<", 1, 2, True),
+        ("<", 2, 2, False),
+        ("<=", 2, 2, True),
+        ("==", 2, 2, True),
+        ("==", 2, 2.0000001, False),
+        (">=", 2, 3, False),
+        (">", 3, 2, True),
+        ("<=", -math.inf, 0, True),
+        ("<=", 1, math.inf, True),
+    ],
 )
 def test_compare(op: str, value: float, bound: float, holds: bool) -> None:
     assert Compare("c", value, op, bound).holds is holds

@@ -108,9 +108,7 @@ def test_bad_declarations_are_refused(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def _mc(claimed: float, seed: int, alpha: float = 5e-7) -> dpcore.CheckResult:
     """A Clopper-Pearson test of P(U < 1/2) = claimed for U uniform."""
-    return dpcore.check_probability(
-        lambda g, n: g.random(n), lambda u: u < 0.5, 20_000, claimed, rng=seed, alpha=alpha
-    )
+    return dpcore.check_probability(lambda g, n: g.random(n), lambda u: u < 0.5, 20_000, claimed, rng=seed, alpha=alpha)
 
 
 def test_record_computes_the_verdict_and_writes_failures_before_raising(

@@ -20,7 +20,7 @@ from dpbook.evidence import Compare
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TOML = '''
+TOML = """
 [[claim]]
 id = "toy.broken"
 chapter = "toy"
@@ -28,14 +28,22 @@ kind = "claim"
 statement = "A deliberately broken claim: 3 <= 2."
 seed = ""
 passage = ""
-'''
+"""
 
 
 def _build(src: Path, warnings: io.StringIO) -> None:
     from sphinx.application import Sphinx
 
-    app = Sphinx(str(src), str(src), str(src / "_build" / "html"), str(src / "_build" / "doctrees"), "html",
-                 status=None, warning=warnings, freshenv=True)
+    app = Sphinx(
+        str(src),
+        str(src),
+        str(src / "_build" / "html"),
+        str(src / "_build" / "doctrees"),
+        "html",
+        status=None,
+        warning=warnings,
+        freshenv=True,
+    )
     app.build()
 
 
@@ -48,8 +56,11 @@ def test_failed_claim_is_shown_failed_with_its_numbers(tmp_path: Path, monkeypat
     records = tmp_path / "records"
     monkeypatch.setenv("DPCORE_LEDGER_DIR", str(records))
     with pytest.raises(AssertionError):
-        ledger.record("toy.broken", Compare("three is at most two", 3.0, "<=", 2.0),
-                      controls=[Compare("one is at most two", 1.0, "<=", 2.0)])
+        ledger.record(
+            "toy.broken",
+            Compare("three is at most two", 3.0, "<=", 2.0),
+            controls=[Compare("one is at most two", 1.0, "<=", 2.0)],
+        )
 
     src = tmp_path / "book"
     src.mkdir()

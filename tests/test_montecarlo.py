@@ -34,13 +34,15 @@ TRIALS = 300
     "run",
     [
         pytest.param(
-            lambda seed: dpcore.check_probability(lap(), lambda v: v > 1, 2000, 0.5 * math.exp(-1),
-                                                  alpha=ALPHA_LOOSE, rng=seed),
+            lambda seed: dpcore.check_probability(
+                lap(), lambda v: v > 1, 2000, 0.5 * math.exp(-1), alpha=ALPHA_LOOSE, rng=seed
+            ),
             id="probability",
         ),
         pytest.param(
-            lambda seed: dpcore.check_bounded_mean(lambda r, n: r.random(n) ** 2, 2000, 1 / 3, lower=0, upper=1,
-                                                   alpha=ALPHA_LOOSE, rng=seed),
+            lambda seed: dpcore.check_bounded_mean(
+                lambda r, n: r.random(n) ** 2, 2000, 1 / 3, lower=0, upper=1, alpha=ALPHA_LOOSE, rng=seed
+            ),
             id="bounded-mean",
         ),
         pytest.param(
@@ -48,8 +50,7 @@ TRIALS = 300
             id="mean",
         ),
         pytest.param(
-            lambda seed: dpcore.check_variance(lap(0.0, 1.0), 4000, 2.0, kurtosis_bound=6, alpha=ALPHA_LOOSE,
-                                               rng=seed),
+            lambda seed: dpcore.check_variance(lap(0.0, 1.0), 4000, 2.0, kurtosis_bound=6, alpha=ALPHA_LOOSE, rng=seed),
             id="variance",
         ),
         pytest.param(
@@ -66,8 +67,9 @@ def test_false_alarm_rate_is_at_most_alpha(run):
 def test_one_sided_probability_false_alarm():
     # claim p <= 0.3 where p = 0.3 exactly (the boundary): rejections must be rare.
     rej = sum(
-        not dpcore.check_probability(lambda r, n: r.random(n), lambda v: v < 0.3, 1000, 0.3, alternative="less",
-                                     alpha=ALPHA_LOOSE, rng=s).passed
+        not dpcore.check_probability(
+            lambda r, n: r.random(n), lambda v: v < 0.3, 1000, 0.3, alternative="less", alpha=ALPHA_LOOSE, rng=s
+        ).passed
         for s in range(TRIALS)
     )
     assert rej <= max_allowed_rejections(TRIALS, ALPHA_LOOSE)
@@ -87,8 +89,7 @@ def test_one_sided_probability_directions():
     assert dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.35, alternative="less", rng=2).passed
     assert not dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.28, alternative="less", rng=2).passed
     assert dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.28, alternative="greater", rng=2).passed
-    assert not dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.35, alternative="greater",
-                                        rng=2).passed
+    assert not dpcore.check_probability(smp, lambda v: v < 0.3, 100_000, 0.35, alternative="greater", rng=2).passed
 
 
 def test_clopper_pearson_matches_scipy():
