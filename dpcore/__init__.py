@@ -6,6 +6,7 @@ package ``dpbook``.
 
 Every public name is importable from ``dpcore`` directly. Submodules:
 
+* :mod:`dpcore.mechanisms` -- mechanisms as objects (sample, delta, epsilon, rdp, calibrate);
 * :mod:`dpcore.laplace` -- Laplace scale and mechanism;
 * :mod:`dpcore.sensitivity` -- brute-force global sensitivity over small universes;
 * :mod:`dpcore.attacks` -- attacks on releases (differencing, likelihood-ratio tests);
@@ -25,6 +26,7 @@ from . import (
     gaussian,
     independence,
     laplace,
+    mechanisms,
     montecarlo,
     privacy_loss,
     rdp,
@@ -36,6 +38,7 @@ from .auditing import *  # noqa: F403
 from .discrete import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .laplace import *  # noqa: F403
+from .mechanisms import *  # noqa: F403
 from .montecarlo import (
     CheckResult,
     check_bounded_mean,
@@ -67,6 +70,7 @@ __all__ = [
     "montecarlo",
     "independence",
     *laplace.__all__,
+    *mechanisms.__all__,
     *sensitivity.__all__,
     *attacks.__all__,
     *privacy_loss.__all__,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -474,6 +475,12 @@ def _broadcast_parameters(
         ) from None
 
 
+class HasRdp(Protocol):
+    """Anything with an RDP curve: every mechanism of :mod:`dpcore.mechanisms`."""
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float: ...
+
+
 class RdpAccountant:
     r"""An RDP accountant: adds RDP curves on a fixed grid of orders and converts with :func:`rdp_to_dp`.
 
@@ -591,6 +598,16 @@ class RdpAccountant:
         """
         _, r = _check_curve(self._orders, rdp)
         self._add(r[None, :], count)
+
+    def compose(self, mechanism: HasRdp, count: int = 1) -> None:
+        """Compose ``count`` runs of a mechanism object (:mod:`dpcore.mechanisms`): its ``rdp`` on :attr:`orders`.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`compose_rdp`.
+        """
+        self.compose_rdp(np.asarray(mechanism.rdp(self._orders), dtype=float), count)
 
     def epsilon_and_order(self, delta: float) -> tuple[float, float]:
         """The epsilon at ``delta`` (see :func:`rdp_to_dp`) and the order attaining it.

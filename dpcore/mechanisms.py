@@ -1,0 +1,367 @@
+r"""Mechanisms as objects: one class per mechanism, the same methods on each.
+
+Every mechanism here is a frozen, typed object holding its noise parameter and
+the sensitivity it is calibrated for, with the same methods wherever they
+apply:
+
+``sample(value, size=None, rng=None)``
+    a release of ``value`` (``size`` independent releases if given);
+``delta(epsilon)``
+    the exact privacy profile :math:`\delta(\varepsilon) = \sup_S P[M(D)\in S] - e^\varepsilon P[M(D')\in S]`
+    between neighbours whose answers differ by the sensitivity;
+``epsilon(delta)``
+    its inverse, the smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le \delta`;
+``rdp(orders)``
+    the Rényi divergence :math:`D_\alpha(M(D) \| M(D'))` at each order;
+``calibrate(...)`` (class method)
+    the mechanism that meets a privacy target.
+
+and each object is also a mechanism in the auditor's sense,
+``mechanism(data, size, rng)`` (see :func:`dpcore.audit_epsilon`), so the same
+object is calibrated, accounted and audited. Adding a mechanism means writing
+one class.
+
+The formulas delegate to the tested functions of :mod:`dpcore.laplace`,
+:mod:`dpcore.gaussian`, :mod:`dpcore.rdp` and :mod:`dpcore.discrete` where they
+exist; the profiles derived here are stated in each class's docstring.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._lazy import lazy_module
+from ._validation import (
+    RNGLike,
+    as_generator,
+    check_finite_array,
+    check_positive_finite,
+    check_positive_int,
+    check_probability_open,
+)
+from .discrete import as_fraction, sample_discrete_laplace
+from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon
+from .laplace import laplace_scale
+from .rdp import _check_orders, gaussian_rdp, laplace_rdp
+
+special = lazy_module("scipy.special")
+optimize = lazy_module("scipy.optimize")
+
+__all__ = ["LaplaceMechanism", "GaussianMechanism", "DiscreteLaplaceMechanism", "RandomizedResponse"]
+
+
+def _epsilons(epsilon: ArrayLike) -> NDArray[np.float64]:
+    e = check_finite_array("epsilon", epsilon)
+    if np.any(e < 0):
+        raise ValueError("epsilon must be >= 0")
+    return e
+
+
+def _out(x: NDArray[np.float64], like: ArrayLike) -> float | NDArray[np.float64]:
+    return float(x) if np.ndim(like) == 0 else x
+
+
+def _safe_side(profile: Any, eps: float, target: float, top: float) -> float:
+    """Move a closed-form inverse up by a few ulp until ``profile(eps) <= target`` (``profile(top) = 0``).
+
+    The closed forms lose a few ulp of ``top`` to cancellation; the answer must
+    never promise a delta it does not deliver.
+    """
+    step = 4 * math.ulp(max(top, 1e-300))
+    for _ in range(64):
+        if float(profile(eps)) <= target:
+            return eps
+        eps, step = min(eps + step, top), 2 * step
+    return top
+
+
+def _release(value: ArrayLike, size: int | None, noise: Any, rng: RNGLike) -> Any:
+    v = check_finite_array("value", value)
+    gen = as_generator(rng)
+    shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
+    out = v + noise(gen, shape)
+    return float(out) if out.ndim == 0 else out
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism:
+    r"""The Laplace mechanism :math:`M(D) = f(D) + \mathrm{Lap}(0, b)` for a query of L1 sensitivity :math:`\Delta`.
+
+    Privacy profile (neighbours at distance :math:`\Delta`; the privacy loss
+    has atoms at :math:`\pm\Delta/b` and a density between them):
+
+    .. math:: \delta(\varepsilon) = 1 - e^{(\varepsilon - \Delta/b)/2}, \quad 0 \le \varepsilon \le \Delta/b,
+
+    and 0 beyond, so :math:`\varepsilon(\delta) = \max(0, \Delta/b + 2\ln(1-\delta))`
+    and the pure epsilon is :math:`\Delta/b`. RDP: :func:`dpcore.laplace_rdp`.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` or ``sensitivity`` is not finite and > 0.
+    """
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", check_positive_finite("scale", self.scale))
+        object.__setattr__(self, "sensitivity", check_positive_finite("sensitivity", self.sensitivity))
+
+    @classmethod
+    def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
+        """The epsilon-DP Laplace mechanism, :math:`b = \\Delta/\\varepsilon` (:func:`dpcore.laplace_scale`)."""
+        return cls(laplace_scale(sensitivity, epsilon), sensitivity)
+
+    @property
+    def pure_epsilon(self) -> float:
+        r""":math:`\Delta/b`, the epsilon at :math:`\delta = 0`."""
+        return self.sensitivity / self.scale
+
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """``value`` plus independent Laplace noise (``size`` releases if given)."""
+        return _release(value, size, lambda g, s: g.laplace(0.0, self.scale, s), rng)
+
+    def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
+        """The exact privacy profile at each ``epsilon`` >= 0."""
+        e = _epsilons(epsilon)
+        d = -np.expm1(np.minimum(e - self.pure_epsilon, 0.0) / 2)
+        return _out(d, epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta``, ``delta`` in (0, 1)."""
+        d = check_probability_open("delta", delta)
+        e = max(0.0, self.pure_epsilon + 2 * math.log1p(-d))
+        return _safe_side(self.delta, e, d, self.pure_epsilon)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
+        """Rényi divergence at each order > 1 (:func:`dpcore.laplace_rdp`)."""
+        return laplace_rdp(orders, self.scale, self.sensitivity)
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        return np.asarray(self.sample(np.asarray(float(data)), size, rng), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class GaussianMechanism:
+    r"""The Gaussian mechanism :math:`M(D) = f(D) + N(0, \sigma^2)` for a query of L2 sensitivity :math:`\Delta`.
+
+    Profile :func:`dpcore.gaussian_delta` (Balle & Wang 2018, Theorem 8), its
+    inverse :func:`dpcore.gaussian_epsilon`, RDP :func:`dpcore.gaussian_rdp`.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` or ``sensitivity`` is not finite and > 0.
+    """
+
+    sigma: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", check_positive_finite("sigma", self.sigma))
+        object.__setattr__(self, "sensitivity", check_positive_finite("sensitivity", self.sensitivity))
+
+    @classmethod
+    def calibrate(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
+        """The (epsilon, delta)-DP Gaussian mechanism of smallest sigma (:func:`dpcore.analytic_gaussian_sigma`)."""
+        return cls(analytic_gaussian_sigma(sensitivity, epsilon, delta), sensitivity)
+
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """``value`` plus independent Gaussian noise (``size`` releases if given)."""
+        return _release(value, size, lambda g, s: g.normal(0.0, self.sigma, s), rng)
+
+    def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
+        """The exact privacy profile at each ``epsilon`` >= 0."""
+        return gaussian_delta(self.sigma, self.sensitivity, epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta``."""
+        return gaussian_epsilon(self.sigma, delta, self.sensitivity)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
+        """Rényi divergence :math:`\\alpha\\Delta^2/(2\\sigma^2)` at each order."""
+        return gaussian_rdp(orders, self.sigma, self.sensitivity)
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        return np.asarray(self.sample(np.asarray(float(data)), size, rng), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class DiscreteLaplaceMechanism:
+    r"""Integer query plus discrete Laplace noise, :math:`P(Z = z) = \tanh(1/(2b))\, e^{-|z|/b}`, exactly sampled.
+
+    For neighbours at integer distance :math:`\Delta` (answers 0 and
+    :math:`\Delta`, :math:`r = e^{-1/b}`): the ratio :math:`p(z)/q(z)` is
+    :math:`e^{\Delta/b}` for :math:`z \le 0`, :math:`e^{-\Delta/b}` for
+    :math:`z \ge \Delta` and :math:`e^{(\Delta - 2z)/b}` between, with
+    :math:`P(Z \le 0) = 1/(1+r)` and :math:`P(Z \ge \Delta) = r^\Delta/(1+r)`. Hence
+
+    .. math::
+
+        \delta(\varepsilon) = \frac{(1 - e^{\varepsilon - \Delta/b})_+}{1 + r}
+            + \sum_{z=1}^{\Delta-1} \tanh\tfrac{1}{2b}\,\big(e^{-z/b} - e^{\varepsilon-(\Delta-z)/b}\big)_+,
+
+        e^{(\alpha-1) D_\alpha} = \sum_z p^\alpha q^{1-\alpha}
+            = \frac{e^{(\alpha-1)\Delta/b} + e^{-\alpha\Delta/b}}{1+r}
+            + \sum_{z=1}^{\Delta-1} \tanh\tfrac{1}{2b}\, e^{-\alpha z/b - (1-\alpha)(\Delta-z)/b},
+
+    (evaluated in log space). The pure epsilon is :math:`\Delta/b`.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not a positive rational (float, int or Fraction) or
+        ``sensitivity`` is not an integer >= 1 (at most 10**7, the length of the
+        sum above).
+    """
+
+    scale: Fraction
+    sensitivity: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", as_fraction("scale", self.scale))
+        s = check_positive_int("sensitivity", self.sensitivity)
+        if s > 10**7:
+            raise ValueError(f"sensitivity must be <= 10**7 (the profile sums over it); got {s}")
+        object.__setattr__(self, "sensitivity", s)
+
+    @classmethod
+    def calibrate(cls, epsilon: Any, sensitivity: int = 1) -> DiscreteLaplaceMechanism:
+        """The epsilon-DP discrete Laplace mechanism, :math:`b = \\Delta/\\varepsilon` (exact rational)."""
+        eps = as_fraction("epsilon", epsilon)
+        return cls(Fraction(check_positive_int("sensitivity", sensitivity)) / eps, sensitivity)
+
+    @property
+    def pure_epsilon(self) -> float:
+        r""":math:`\Delta/b`."""
+        return float(self.sensitivity / self.scale)
+
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """Integer ``value`` plus exact discrete Laplace noise (:func:`dpcore.sample_discrete_laplace`)."""
+        v = np.asarray(value)
+        if not np.issubdtype(v.dtype, np.integer):
+            raise ValueError(f"value must be integers; got dtype {v.dtype}")
+        shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
+        n = max(1, int(np.prod(shape)))
+        noise = np.asarray(sample_discrete_laplace(self.scale, n, rng))[: int(np.prod(shape))]
+        out = v + noise.reshape(shape)
+        return int(out) if out.ndim == 0 else out
+
+    def _pieces(self) -> tuple[float, float, NDArray[np.float64]]:
+        b, d = float(self.scale), self.sensitivity
+        log_r = -1.0 / b
+        z = np.arange(1, d, dtype=float)
+        return b, log_r, z
+
+    def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
+        """The exact privacy profile at each ``epsilon`` >= 0."""
+        e = _epsilons(epsilon)
+        b, log_r, z = self._pieces()
+        d = self.sensitivity
+        log_t = math.log(math.tanh(1 / (2 * b)))
+        outer = -np.expm1(np.minimum(e - d / b, 0.0)) / (1 + math.exp(log_r))
+        if z.size:
+            gap = np.exp(log_t - z[None, :] / b) - np.exp(log_t + e.reshape(-1, 1) - (d - z[None, :]) / b)
+            middle = np.maximum(gap, 0.0).sum(axis=1).reshape(e.shape)
+        else:
+            middle = np.zeros(e.shape)
+        return _out(np.minimum(outer + middle, 1.0), epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (the profile is continuous, decreasing)."""
+        target = check_probability_open("delta", delta)
+        if float(self.delta(0.0)) <= target:
+            return 0.0
+        e = float(optimize.brentq(lambda e: float(self.delta(e)) - target, 0.0, self.pure_epsilon, xtol=1e-14))
+        return _safe_side(self.delta, e, target, self.pure_epsilon)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
+        """Rényi divergence at each order > 1, exactly (the sums above, in log space)."""
+        a = _check_orders("orders", orders)
+        b, log_r, z = self._pieces()
+        d = self.sensitivity
+        log_1r = math.log1p(math.exp(log_r))
+        log_t = math.log(math.tanh(1 / (2 * b)))
+        terms = [(a - 1) * d / b - log_1r, (1 - a) * d / b - d / b - log_1r]
+        cols = np.stack(terms, axis=-1)
+        if z.size:
+            mid = log_t - a[..., None] * z / b - (1 - a[..., None]) * (d - z) / b
+            cols = np.concatenate([cols, mid], axis=-1)
+        out = special.logsumexp(cols, axis=-1) / (a - 1)
+        out = np.maximum(out, 0.0)
+        return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        return np.asarray(self.sample(np.asarray(int(data)), size, rng), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class RandomizedResponse:
+    r"""Warner's randomized response on one bit: the truth w.p. :math:`p = e^{\varepsilon_0}/(1+e^{\varepsilon_0})`.
+
+    Profile :math:`\delta(\varepsilon) = (p - e^\varepsilon (1-p))_+`, inverse
+    :math:`\varepsilon(\delta) = \max(0, \ln((p-\delta)/(1-p)))`, and
+    :math:`D_\alpha = \ln\big(p^\alpha(1-p)^{1-\alpha} + (1-p)^\alpha p^{1-\alpha}\big)/(\alpha-1)`.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and > 0.
+    """
+
+    epsilon0: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon0", check_positive_finite("epsilon0", self.epsilon0))
+
+    @classmethod
+    def calibrate(cls, epsilon: float) -> RandomizedResponse:
+        """Randomized response that is exactly epsilon-DP."""
+        return cls(epsilon)
+
+    @property
+    def _log_p(self) -> tuple[float, float]:
+        e = self.epsilon0
+        return -math.log1p(math.exp(-e)), -math.log1p(math.exp(e))  # log p, log(1 - p)
+
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """Each bit of ``value`` kept with probability p, flipped otherwise."""
+        v = np.asarray(value)
+        if not np.all((v == 0) | (v == 1)):
+            raise ValueError("value must be bits (0 or 1)")
+        shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
+        keep = as_generator(rng).random(shape) < math.exp(self._log_p[0])
+        out = np.where(keep, v, 1 - v).astype(np.int64)
+        return int(out) if out.ndim == 0 else out
+
+    def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
+        """The exact privacy profile at each ``epsilon`` >= 0."""
+        e = _epsilons(epsilon)
+        lp, lq = self._log_p
+        return _out(np.maximum(np.exp(lp) - np.exp(e + lq), 0.0), epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta``."""
+        d = check_probability_open("delta", delta)
+        lp, lq = self._log_p
+        p = math.exp(lp)
+        if d >= p - math.exp(lq):
+            return 0.0
+        return _safe_side(self.delta, max(0.0, math.log(p - d) - lq), d, self.epsilon0)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
+        """Rényi divergence at each order > 1 (log space)."""
+        a = _check_orders("orders", orders)
+        lp, lq = self._log_p
+        out = np.logaddexp(a * lp + (1 - a) * lq, a * lq + (1 - a) * lp) / (a - 1)
+        return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        return np.asarray(self.sample(np.asarray(int(data)), size, rng), dtype=np.float64)

@@ -1,0 +1,149 @@
+"""Mechanism objects: each profile, inverse and RDP curve against a reference computed outside the class."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy import integrate
+
+import dpcore
+from dpcore.mechanisms import DiscreteLaplaceMechanism, GaussianMechanism, LaplaceMechanism, RandomizedResponse
+
+EPS = [0.0, 0.1, 0.5, 1.0, 1.9, 2.5]
+
+
+def _hockey_stick_continuous(logp, logq, eps, lo, hi, breaks):
+    """int (p - e^eps q)_+ by quadrature, split at the kinks."""
+    f = lambda y: max(math.exp(logp(y)) - math.exp(eps + logq(y)), 0.0)  # noqa: E731
+    edges = [lo, *sorted(breaks), hi]
+    return sum(integrate.quad(f, a, b, epsabs=1e-14, limit=200)[0] for a, b in zip(edges[:-1], edges[1:], strict=True))
+
+
+@pytest.mark.parametrize("scale, sens", [(1.0, 1.0), (0.5, 2.0), (3.0, 0.5)])
+def test_laplace_profile_against_quadrature(scale, sens):
+    m = LaplaceMechanism(scale, sens)
+    logp = lambda y: -abs(y) / scale - math.log(2 * scale)  # noqa: E731
+    logq = lambda y: -abs(y - sens) / scale - math.log(2 * scale)  # noqa: E731
+    for e in EPS:
+        ref = _hockey_stick_continuous(logp, logq, e, -60 * scale, 60 * scale + sens, [0.0, sens])
+        assert m.delta(e) == pytest.approx(ref, abs=1e-10)
+    for d in (1e-6, 1e-3, 0.05, 0.3, 0.9):
+        e = m.epsilon(d)
+        assert m.delta(e) <= d  # never promises more than it delivers
+        if e > 0:
+            assert m.delta(e) == pytest.approx(d, rel=1e-12)
+        else:
+            assert m.delta(0.0) <= d
+    np.testing.assert_allclose(m.rdp([1.5, 2.0, 10.0]), dpcore.laplace_rdp([1.5, 2.0, 10.0], scale, sens))
+    assert LaplaceMechanism.calibrate(0.5, 2.0) == LaplaceMechanism(4.0, 2.0)
+
+
+def _dlap_brute(scale, sens, eps=None, alpha=None):
+    b = mp.mpf(scale.numerator) / scale.denominator
+    t = mp.tanh(1 / (2 * b))
+    zs = range(-int(80 * b) - 80, int(80 * b) + sens + 80)
+    p = [t * mp.exp(-abs(z) / b) for z in zs]
+    q = [t * mp.exp(-abs(z - sens) / b) for z in zs]
+    if eps is not None:
+        return float(sum(max(pi - mp.exp(eps) * qi, 0) for pi, qi in zip(p, q, strict=True)))
+    return float(mp.log(sum(pi**alpha * qi ** (1 - alpha) for pi, qi in zip(p, q, strict=True))) / (alpha - 1))
+
+
+@pytest.mark.parametrize("scale, sens", [(Fraction(1), 1), (Fraction(3, 2), 3), (Fraction(1, 3), 2), (Fraction(5), 7)])
+def test_discrete_laplace_profile_and_rdp_against_brute_force(scale, sens):
+    m = DiscreteLaplaceMechanism(scale, sens)
+    with mp.workdps(30):
+        for e in EPS:
+            assert m.delta(e) == pytest.approx(_dlap_brute(scale, sens, eps=e), abs=1e-12)
+        for a in (1.5, 2.0, 7.0):
+            assert m.rdp(a) == pytest.approx(_dlap_brute(scale, sens, alpha=a), rel=1e-9)
+    assert m.rdp(1e6) <= m.pure_epsilon
+    e = m.epsilon(1e-3)
+    assert m.delta(e) <= 1e-3 + 1e-12 and 0 < e <= m.pure_epsilon
+
+
+def test_randomized_response_against_enumeration():
+    m = RandomizedResponse(1.3)
+    p = math.exp(1.3) / (1 + math.exp(1.3))
+    for e in EPS:
+        ref = max(p - math.exp(e) * (1 - p), 0.0) + max((1 - p) - math.exp(e) * p, 0.0)
+        assert m.delta(e) == pytest.approx(ref, abs=1e-15)
+    for a in (1.5, 3.0):
+        ref = math.log(p**a * (1 - p) ** (1 - a) + (1 - p) ** a * p ** (1 - a)) / (a - 1)
+        assert m.rdp(a) == pytest.approx(ref, rel=1e-12)
+    assert m.delta(1.3) == pytest.approx(0.0, abs=1e-15) and m.epsilon(1e-9) == pytest.approx(1.3, rel=1e-6)
+    assert m.epsilon(0.99) == 0.0
+
+
+def test_gaussian_delegates():
+    m = GaussianMechanism.calibrate(1.0, 1e-5)
+    assert m.delta(1.0) <= 1e-5
+    assert m.epsilon(1e-5) == pytest.approx(1.0, rel=1e-9)
+    assert m.rdp(2.0) == pytest.approx(2.0 / (2 * m.sigma**2))
+
+
+def test_sampling_and_audit_interface():
+    lap = LaplaceMechanism.calibrate(1.0)
+    x = lap.sample(np.zeros(3), size=4, rng=1)
+    assert x.shape == (4, 3)
+    assert isinstance(lap.sample(2.0, rng=1), float)
+    y = DiscreteLaplaceMechanism(2, 1).sample(np.array([5, 6]), rng=2)
+    assert y.dtype.kind == "i" and y.shape == (2,)
+    bits = RandomizedResponse(2.0).sample(np.ones(10_000, dtype=int), rng=3)
+    p = math.exp(2.0) / (1 + math.exp(2.0))
+    assert dpcore.probability_result(int(bits.sum()), bits.size, p, alpha=1e-7).passed
+    # the same object is a mechanism for the auditor; an audit at epsilon 1 stays below it
+    res = dpcore.audit_epsilon(lap, 0.0, 1.0, 20_000, confidence=1 - 1e-7, rng=4)
+    assert res.epsilon_lower <= 1.0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="scale"):
+        LaplaceMechanism(0.0)
+    with pytest.raises(ValueError, match="sigma"):
+        GaussianMechanism(float("nan"))
+    with pytest.raises(ValueError, match="sensitivity"):
+        DiscreteLaplaceMechanism(1, 0)
+    with pytest.raises(ValueError, match="sensitivity"):
+        DiscreteLaplaceMechanism(1, 10**8)
+    with pytest.raises(ValueError, match="epsilon0"):
+        RandomizedResponse(-1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        LaplaceMechanism(1.0).delta(-0.1)
+    with pytest.raises(ValueError, match="delta"):
+        LaplaceMechanism(1.0).epsilon(0.0)
+    with pytest.raises(ValueError, match="orders"):
+        RandomizedResponse(1.0).rdp(1.0)
+    with pytest.raises(ValueError, match="value"):
+        DiscreteLaplaceMechanism(1).sample(0.5)
+    with pytest.raises(ValueError, match="value"):
+        RandomizedResponse(1.0).sample(2)
+    with pytest.raises(ValueError, match="value"):
+        LaplaceMechanism(1.0).sample(float("inf"))
+
+
+@pytest.mark.parametrize(
+    "mech",
+    [LaplaceMechanism(0.7, 1.3), DiscreteLaplaceMechanism(Fraction(2, 3), 2), RandomizedResponse(0.9)],
+    ids=["laplace", "dlap", "rr"],
+)
+def test_inverse_never_promises_more_than_it_delivers(mech):
+    for d in np.geomspace(1e-12, 0.99, 60):
+        e = mech.epsilon(float(d))
+        assert e >= 0 and mech.delta(e) <= d
+
+
+def test_accountant_takes_mechanism_objects():
+    a, b = dpcore.RdpAccountant(), dpcore.RdpAccountant()
+    a.compose(GaussianMechanism(2.0), count=10)
+    a.compose(LaplaceMechanism(3.0), count=2)
+    b.compose_gaussian(2.0, count=10)
+    b.compose_laplace(3.0, count=2)
+    assert a.epsilon(1e-5) == b.epsilon(1e-5)
+    c = dpcore.RdpAccountant()
+    c.compose(RandomizedResponse(0.5), count=4)  # a mechanism the accountant has no method for
+    assert 0 < c.epsilon(1e-5) <= 4 * 0.5
