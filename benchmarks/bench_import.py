@@ -28,7 +28,9 @@ PROBE = (
 def measure(module: str, runs: int = 9) -> tuple[float, str]:
     times, heavy = [], "-"
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", PROBE.format(module=module)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", PROBE.format(module=module)], capture_output=True, text=True, check=True
+        )
         dt, heavy = out.stdout.split()
         times.append(float(dt))
     return statistics.median(times), heavy
