@@ -47,6 +47,7 @@ integrate = lazy_module("scipy.integrate")
 optimize = lazy_module("scipy.optimize")
 
 __all__ = [
+    "HasRdp",
     "renyi_divergence",
     "gaussian_rdp",
     "laplace_rdp",
