@@ -55,7 +55,6 @@ __all__ = [
     "check_variance",
     "check_cdf",
     "median_of_means_radius",
-    "sampler_from_scipy",
 ]
 
 DEFAULT_ALPHA = 1e-6
@@ -120,11 +119,6 @@ class CheckResult:
             f"confidence set [{self.ci_low:.6g}, {self.ci_high:.6g}] "
             f"<small>({self.method}, n={self.n:,}, false-alarm &le; {self.alpha:.1e})</small>"
         )
-
-
-def sampler_from_scipy(dist: Any) -> Sampler:
-    """Wrap a frozen ``scipy.stats`` distribution as a ``sampler(rng, size)``."""
-    return lambda rng, size: dist.rvs(size=size, random_state=rng)
 
 
 def _validate_common(n: int, alpha: float, chunk_size: int, minimum_n: int = 1) -> tuple[int, float, int]:
