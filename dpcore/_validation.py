@@ -159,6 +159,23 @@ def check_array_above(name: str, value: ArrayLike, bound: float, reason: str = "
     return arr
 
 
+def check_nonnegative_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
+    """Return ``value`` as a non-empty float array whose elements are all finite and >= 0.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not numeric, is empty, contains NaN or infinity, or has a
+        negative element.
+    """
+    arr = check_finite_array(name, value)
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0; its smallest element is {arr.min()}")
+    return arr
+
+
 def check_positive_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     """Array version of :func:`check_positive_finite` (non-empty, every element finite and > 0)."""
     return check_array_above(name, value, 0.0)

@@ -61,6 +61,7 @@ from ._release import release_with_noise
 from ._validation import (
     RNGLike,
     check_finite_array,
+    check_nonnegative_finite_array,
     check_positive_finite,
     check_positive_finite_array,
     check_probability_open,
@@ -329,15 +330,6 @@ def _probability(name: str, value: object) -> float:
     return check_probability_open(name, value)
 
 
-def _check_nonnegative_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
-    arr = check_finite_array(name, value)
-    if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must be >= 0; its smallest element is {arr.min()}")
-    return arr
-
-
 def gaussian_log_delta(sigma: float, sensitivity: float, epsilon: ArrayLike) -> float | NDArray[np.float64]:
     r"""Natural log of the exact privacy profile :math:`\delta_\sigma(\varepsilon)` (see :func:`gaussian_delta`).
 
@@ -352,7 +344,7 @@ def gaussian_log_delta(sigma: float, sensitivity: float, epsilon: ArrayLike) -> 
     """
     sigma = check_positive_finite("sigma", sigma)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    eps = _check_nonnegative_finite_array("epsilon", epsilon)
+    eps = check_nonnegative_finite_array("epsilon", epsilon)
     s = sigma / sensitivity
     with np.errstate(over="ignore", invalid="ignore"):  # chi = +inf: delta = 0, log delta = -inf
         chi = (eps * s - 0.5 / s) / _SQRT2

@@ -28,6 +28,7 @@ exist; the profiles derived here are stated in each class's docstring.
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -37,14 +38,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
+from ._release import release_with_noise
 from ._validation import (
     RNGLike,
-    as_generator,
-    check_finite_array,
+    check_nonnegative_finite_array,
     check_positive_finite,
     check_positive_int,
     check_probability_open,
 )
+from .attacks import randomized_response
 from .discrete import as_fraction, sample_discrete_laplace
 from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon
 from .laplace import laplace_scale
@@ -54,13 +56,6 @@ special = lazy_module("scipy.special")
 optimize = lazy_module("scipy.optimize")
 
 __all__ = ["LaplaceMechanism", "GaussianMechanism", "DiscreteLaplaceMechanism", "RandomizedResponse"]
-
-
-def _epsilons(epsilon: ArrayLike) -> NDArray[np.float64]:
-    e = check_finite_array("epsilon", epsilon)
-    if np.any(e < 0):
-        raise ValueError("epsilon must be >= 0")
-    return e
 
 
 def _out(x: NDArray[np.float64], like: ArrayLike) -> float | NDArray[np.float64]:
@@ -81,16 +76,19 @@ def _safe_side(profile: Any, eps: float, target: float, top: float) -> float:
     return top
 
 
-def _release(value: ArrayLike, size: int | None, noise: Any, rng: RNGLike) -> Any:
-    v = check_finite_array("value", value)
-    gen = as_generator(rng)
-    shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
-    out = v + noise(gen, shape)
-    return float(out) if out.ndim == 0 else out
+class _AuditorCall(abc.ABC):
+    """``mechanism(data, size, rng)``, the auditor's signature: ``size`` releases of ``data`` as floats."""
+
+    @abc.abstractmethod
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """``size`` releases of ``value`` (one if ``size`` is None)."""
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
+        return np.asarray(self.sample(data, size, rng), dtype=np.float64)
 
 
 @dataclass(frozen=True)
-class LaplaceMechanism:
+class LaplaceMechanism(_AuditorCall):
     r"""The Laplace mechanism :math:`M(D) = f(D) + \mathrm{Lap}(0, b)` for a query of L1 sensitivity :math:`\Delta`.
 
     Privacy profile (neighbours at distance :math:`\Delta`; the privacy loss
@@ -126,11 +124,11 @@ class LaplaceMechanism:
 
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
         """``value`` plus independent Laplace noise (``size`` releases if given)."""
-        return _release(value, size, lambda g, s: g.laplace(0.0, self.scale, s), rng)
+        return release_with_noise(value, lambda g, s: g.laplace(0.0, self.scale, s), rng, size)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
-        e = _epsilons(epsilon)
+        e = check_nonnegative_finite_array("epsilon", epsilon)
         d = -np.expm1(np.minimum(e - self.pure_epsilon, 0.0) / 2)
         return _out(d, epsilon)
 
@@ -144,12 +142,9 @@ class LaplaceMechanism:
         """Rényi divergence at each order > 1 (:func:`dpcore.laplace_rdp`)."""
         return laplace_rdp(orders, self.scale, self.sensitivity)
 
-    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        return np.asarray(self.sample(np.asarray(float(data)), size, rng), dtype=np.float64)
-
 
 @dataclass(frozen=True)
-class GaussianMechanism:
+class GaussianMechanism(_AuditorCall):
     r"""The Gaussian mechanism :math:`M(D) = f(D) + N(0, \sigma^2)` for a query of L2 sensitivity :math:`\Delta`.
 
     Profile :func:`dpcore.gaussian_delta` (Balle & Wang 2018, Theorem 8), its
@@ -175,7 +170,7 @@ class GaussianMechanism:
 
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
         """``value`` plus independent Gaussian noise (``size`` releases if given)."""
-        return _release(value, size, lambda g, s: g.normal(0.0, self.sigma, s), rng)
+        return release_with_noise(value, lambda g, s: g.normal(0.0, self.sigma, s), rng, size)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
@@ -189,12 +184,9 @@ class GaussianMechanism:
         """Rényi divergence :math:`\\alpha\\Delta^2/(2\\sigma^2)` at each order."""
         return gaussian_rdp(orders, self.sigma, self.sensitivity)
 
-    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        return np.asarray(self.sample(np.asarray(float(data)), size, rng), dtype=np.float64)
-
 
 @dataclass(frozen=True)
-class DiscreteLaplaceMechanism:
+class DiscreteLaplaceMechanism(_AuditorCall):
     r"""Integer query plus discrete Laplace noise, :math:`P(Z = z) = \tanh(1/(2b))\, e^{-|z|/b}`, exactly sampled.
 
     For neighbours at integer distance :math:`\Delta` (answers 0 and
@@ -254,18 +246,16 @@ class DiscreteLaplaceMechanism:
         out = v + noise.reshape(shape)
         return int(out) if out.ndim == 0 else out
 
-    def _pieces(self) -> tuple[float, float, NDArray[np.float64]]:
-        b, d = float(self.scale), self.sensitivity
-        log_r = -1.0 / b
-        z = np.arange(1, d, dtype=float)
-        return b, log_r, z
+    def _pieces(self) -> tuple[float, float, float, NDArray[np.float64]]:
+        """b, log r = -1/b, log tanh(1/(2b)), and the middle points z = 1 .. Delta - 1."""
+        b = float(self.scale)
+        return b, -1.0 / b, math.log(math.tanh(1 / (2 * b))), np.arange(1, self.sensitivity, dtype=float)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
-        e = _epsilons(epsilon)
-        b, log_r, z = self._pieces()
+        e = check_nonnegative_finite_array("epsilon", epsilon)
+        b, log_r, log_t, z = self._pieces()
         d = self.sensitivity
-        log_t = math.log(math.tanh(1 / (2 * b)))
         outer = -np.expm1(np.minimum(e - d / b, 0.0)) / (1 + math.exp(log_r))
         if z.size:
             gap = np.exp(log_t - z[None, :] / b) - np.exp(log_t + e.reshape(-1, 1) - (d - z[None, :]) / b)
@@ -285,25 +275,21 @@ class DiscreteLaplaceMechanism:
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         """Rényi divergence at each order > 1, exactly (the sums above, in log space)."""
         a = _check_orders("orders", orders)
-        b, log_r, z = self._pieces()
+        b, log_r, log_t, z = self._pieces()
         d = self.sensitivity
         log_1r = math.log1p(math.exp(log_r))
-        log_t = math.log(math.tanh(1 / (2 * b)))
         terms = [(a - 1) * d / b - log_1r, (1 - a) * d / b - d / b - log_1r]
         cols = np.stack(terms, axis=-1)
         if z.size:
             mid = log_t - a[..., None] * z / b - (1 - a[..., None]) * (d - z) / b
             cols = np.concatenate([cols, mid], axis=-1)
         out = special.logsumexp(cols, axis=-1) / (a - 1)
-        out = np.maximum(out, 0.0)
+        out = np.maximum(out, 0.0)  # a divergence is >= 0; only rounding can take the sum below
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
-
-    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        return np.asarray(self.sample(np.asarray(int(data)), size, rng), dtype=np.float64)
 
 
 @dataclass(frozen=True)
-class RandomizedResponse:
+class RandomizedResponse(_AuditorCall):
     r"""Warner's randomized response on one bit: the truth w.p. :math:`p = e^{\varepsilon_0}/(1+e^{\varepsilon_0})`.
 
     Profile :math:`\delta(\varepsilon) = (p - e^\varepsilon (1-p))_+`, inverse
@@ -337,13 +323,12 @@ class RandomizedResponse:
         if not np.all((v == 0) | (v == 1)):
             raise ValueError("value must be bits (0 or 1)")
         shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
-        keep = as_generator(rng).random(shape) < math.exp(self._log_p[0])
-        out = np.where(keep, v, 1 - v).astype(np.int64)
+        out = randomized_response(np.broadcast_to(v, shape), self.epsilon0, rng)
         return int(out) if out.ndim == 0 else out
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
-        e = _epsilons(epsilon)
+        e = check_nonnegative_finite_array("epsilon", epsilon)
         lp, lq = self._log_p
         return _out(np.maximum(np.exp(lp) - np.exp(e + lq), 0.0), epsilon)
 
@@ -362,6 +347,3 @@ class RandomizedResponse:
         lp, lq = self._log_p
         out = np.logaddexp(a * lp + (1 - a) * lq, a * lq + (1 - a) * lp) / (a - 1)
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
-
-    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        return np.asarray(self.sample(np.asarray(int(data)), size, rng), dtype=np.float64)

@@ -147,3 +147,13 @@ def test_accountant_takes_mechanism_objects():
     c = dpcore.RdpAccountant()
     c.compose(RandomizedResponse(0.5), count=4)  # a mechanism the accountant has no method for
     assert 0 < c.epsilon(1e-5) <= 4 * 0.5
+
+
+def test_auditor_call_refuses_what_sample_refuses():
+    """The auditor's call passes data to ``sample`` unchanged: 1.7 is not silently truncated to 1."""
+    gen = np.random.default_rng(5)
+    with pytest.raises(ValueError, match="value"):
+        DiscreteLaplaceMechanism(1)(1.7, 3, gen)
+    with pytest.raises(ValueError, match="value"):
+        RandomizedResponse(1.0)(0.5, 3, gen)
+    assert DiscreteLaplaceMechanism(1)(4, 3, gen).dtype == np.float64
