@@ -55,7 +55,7 @@ from .rdp import _check_orders, gaussian_rdp, laplace_rdp
 special = lazy_module("scipy.special")
 optimize = lazy_module("scipy.optimize")
 
-__all__ = ["LaplaceMechanism", "GaussianMechanism", "DiscreteLaplaceMechanism", "RandomizedResponse"]
+__all__ = ["Mechanism", "LaplaceMechanism", "GaussianMechanism", "DiscreteLaplaceMechanism", "RandomizedResponse"]
 
 
 def _out(x: NDArray[np.float64], like: ArrayLike) -> float | NDArray[np.float64]:
@@ -76,8 +76,13 @@ def _safe_side(profile: Any, eps: float, target: float, top: float) -> float:
     return top
 
 
-class _AuditorCall(abc.ABC):
-    """``mechanism(data, size, rng)``, the auditor's signature: ``size`` releases of ``data`` as floats."""
+class Mechanism(abc.ABC):
+    """Base of the mechanism objects: a new mechanism defines ``sample`` (and its profile, inverse, RDP).
+
+    Calling the object is the auditor's signature ``mechanism(data, size, rng)``
+    (:func:`dpcore.audit_epsilon`): ``size`` releases of ``data`` as floats,
+    ``data`` handed to ``sample`` unchanged.
+    """
 
     @abc.abstractmethod
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
@@ -88,7 +93,7 @@ class _AuditorCall(abc.ABC):
 
 
 @dataclass(frozen=True)
-class LaplaceMechanism(_AuditorCall):
+class LaplaceMechanism(Mechanism):
     r"""The Laplace mechanism :math:`M(D) = f(D) + \mathrm{Lap}(0, b)` for a query of L1 sensitivity :math:`\Delta`.
 
     Privacy profile (neighbours at distance :math:`\Delta`; the privacy loss
@@ -144,7 +149,7 @@ class LaplaceMechanism(_AuditorCall):
 
 
 @dataclass(frozen=True)
-class GaussianMechanism(_AuditorCall):
+class GaussianMechanism(Mechanism):
     r"""The Gaussian mechanism :math:`M(D) = f(D) + N(0, \sigma^2)` for a query of L2 sensitivity :math:`\Delta`.
 
     Profile :func:`dpcore.gaussian_delta` (Balle & Wang 2018, Theorem 8), its
@@ -186,7 +191,7 @@ class GaussianMechanism(_AuditorCall):
 
 
 @dataclass(frozen=True)
-class DiscreteLaplaceMechanism(_AuditorCall):
+class DiscreteLaplaceMechanism(Mechanism):
     r"""Integer query plus discrete Laplace noise, :math:`P(Z = z) = \tanh(1/(2b))\, e^{-|z|/b}`, exactly sampled.
 
     For neighbours at integer distance :math:`\Delta` (answers 0 and
@@ -289,7 +294,7 @@ class DiscreteLaplaceMechanism(_AuditorCall):
 
 
 @dataclass(frozen=True)
-class RandomizedResponse(_AuditorCall):
+class RandomizedResponse(Mechanism):
     r"""Warner's randomized response on one bit: the truth w.p. :math:`p = e^{\varepsilon_0}/(1+e^{\varepsilon_0})`.
 
     Profile :math:`\delta(\varepsilon) = (p - e^\varepsilon (1-p))_+`, inverse
