@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 import dpcore
-from dpcore.auditing import LaplaceOutputs, ReleaseOutputs, audit_epsilon
+from dpcore.auditing import ReleaseOutputs, audit_epsilon
+from dpcore.mechanisms import LaplaceMechanism
 
 OUT = Path(__file__).resolve().parent / "results" / "audit.md"
 CHUNK = 1 << 16
@@ -68,9 +69,9 @@ def main() -> None:
         "Generator.laplace": raw_rate(lambda m: gen.laplace(0.0, 1.0, m)),
         "Generator.standard_exponential": raw_rate(gen.standard_exponential),
         "Generator.normal": raw_rate(lambda m: gen.normal(0.0, 1.0, m)),
-        "LaplaceOutputs (exponential x random sign bit)": raw_rate(lambda m: LaplaceOutputs(1.0)(0.0, m, gen)),
+        "LaplaceMechanism (exponential x random sign bit)": raw_rate(lambda m: LaplaceMechanism(1.0)(0.0, m, gen)),
     }
-    mech = LaplaceOutputs(1.0)
+    mech = LaplaceMechanism(1.0)
     # The machine is shared: measure numpy's laplace and the serial audit alternately,
     # three times each, and compare the best of each (both see the same load pattern).
     serial, eps_s = 0.0, float("nan")
@@ -102,8 +103,9 @@ def main() -> None:
         big = (n_big, wall, res, traced_peak / 2**20, self_rss, child_rss)
         # the same audit serially, in a fresh interpreter so that its maxrss is its own
         code = (
-            "import json, resource, time; from dpcore.auditing import LaplaceOutputs, audit_epsilon; "
-            "t = time.perf_counter(); r = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 10**9, rng=2026); "
+            "import json, resource, time; from dpcore.auditing import audit_epsilon; "
+            "from dpcore.mechanisms import LaplaceMechanism; "
+            "t = time.perf_counter(); r = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 10**9, rng=2026); "
             "print(json.dumps([time.perf_counter() - t, r.epsilon_lower, "
             "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024]))"
         )
@@ -131,7 +133,7 @@ def main() -> None:
         "",
         "| configuration | audited samples/s | ratio to `Generator.laplace` | epsilon_lower (eps = 1) |",
         "|---|---:|---:|---:|",
-        f"| serial, `LaplaceOutputs`, 2 x 1e7 samples (best of 3) | {serial / 1e6:.1f} M | {serial / lap:.2f} "
+        f"| serial, `LaplaceMechanism`, 2 x 1e7 samples (best of 3) | {serial / 1e6:.1f} M | {serial / lap:.2f} "
         f"| {eps_s:.4f} |",
         f"| 2 processes (`ProcessPoolExecutor(2)`), 2 x 5e7 samples (best of 2) | {two / 1e6:.1f} M | {two / lap:.2f} "
         f"| {eps_2:.4f} |",

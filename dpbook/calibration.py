@@ -57,8 +57,9 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from dpcore._validation import RNGLike, as_generator, as_seed_sequence, check_positive_int, check_probability_open
-from dpcore.auditing import AuditResult, GaussianOutputs, LaplaceOutputs, audit_epsilon
+from dpcore.auditing import AuditResult, audit_epsilon
 from dpcore.gaussian import gaussian_delta
+from dpcore.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpcore.montecarlo import (
     CheckResult,
     check_bounded_mean,
@@ -805,7 +806,7 @@ def calibrate_audit(
     alpha = _check_alpha(alpha)
     n_samples = check_positive_int("n_samples", n_samples, minimum=2)
     if mechanism is None:
-        mechanism = LaplaceOutputs(1.0 / eps) if delta_f == 0.0 else GaussianOutputs(1.0)
+        mechanism = LaplaceMechanism(1.0 / eps) if delta_f == 0.0 else GaussianMechanism(1.0)
     claim = eps - _finite("shift", shift)
 
     def once(child: np.random.SeedSequence) -> bool:

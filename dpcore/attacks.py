@@ -34,6 +34,7 @@ from ._validation import (
     check_positive_int,
     check_probability_open,
 )
+from .laplace import laplace_noise
 from .privacy_loss import laplace_privacy_loss
 
 integrate = lazy_module("scipy.integrate")
@@ -427,8 +428,8 @@ def attribute_inference_sampler(
 
     def sampler(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
         target = rng.random(size) < q
-        noisy_with = w + target + rng.laplace(0.0, scale, size)
-        noisy_without = wo + (~target) + rng.laplace(0.0, scale, size)
+        noisy_with = w + target + laplace_noise(rng, size, scale)
+        noisy_without = wo + (~target) + laplace_noise(rng, size, scale)
         guess = noisy_with > noisy_without
         return np.asarray(guess == target, dtype=np.float64)
 

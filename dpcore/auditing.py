@@ -80,7 +80,6 @@ from ._validation import (
     RNGLike,
     as_generator,
     as_seed_sequence,
-    check_positive_finite,
     check_positive_int,
     check_probability_open,
 )
@@ -92,8 +91,6 @@ __all__ = [
     "AuditResult",
     "audit_epsilon",
     "audit_threshold_events",
-    "LaplaceOutputs",
-    "GaussianOutputs",
     "ReleaseOutputs",
     "LeakOutputs",
 ]
@@ -106,70 +103,6 @@ _CHUNKS_PER_TASK = 64
 
 
 # --------------------------------------------------------------------------- fast mechanisms
-
-
-class LaplaceOutputs:
-    r"""Picklable ``mechanism(data, size, rng)``: ``size`` draws of ``data + Lap(0, scale)``.
-
-    The noise is built as :math:`E \cdot S` with :math:`E` a standard
-    exponential (times ``scale``) and :math:`S` a uniformly random sign: if
-    :math:`E \sim \mathrm{Exp}(1)` and :math:`S = \pm 1` with probability 1/2
-    independently, :math:`SE` has density :math:`\tfrac12 e^{-|x|}`, the
-    standard Laplace law (Kotz et al. 2001). The sign is set directly in the
-    IEEE sign bit from raw generator bits (64 signs per 64-bit draw), which is
-    much cheaper than the logarithm inside ``Generator.laplace``.
-
-    Parameters
-    ----------
-    scale : float
-        The Laplace scale ``b`` (finite, > 0), e.g. ``laplace_scale(1, epsilon)``.
-
-    Raises
-    ------
-    ValueError
-        If ``scale`` is not finite and > 0.
-    """
-
-    def __init__(self, scale: float) -> None:
-        self.scale = check_positive_finite("scale", scale)
-
-    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        e = rng.standard_exponential(size)
-        # one random bit per sample (64 per raw draw), moved into the IEEE sign bit
-        raw = rng.bit_generator.random_raw(-(-size // 64))
-        signs = np.unpackbits(raw.view(np.uint8), count=size).astype(np.uint64)
-        np.left_shift(signs, _SHIFT_63, out=signs)
-        view = e.view(np.uint64)
-        np.bitwise_or(view, signs, out=view)  # e >= 0, so OR sets the sign exactly when the bit is 1
-        if self.scale != 1.0:
-            np.multiply(e, self.scale, out=e)
-        np.add(e, float(data), out=e)
-        return e
-
-    def __repr__(self) -> str:
-        return f"LaplaceOutputs(scale={self.scale!r})"
-
-
-class GaussianOutputs:
-    r"""Picklable ``mechanism(data, size, rng)``: ``size`` draws of ``data + N(0, sigma^2)``.
-
-    Raises
-    ------
-    ValueError
-        If ``sigma`` is not finite and > 0.
-    """
-
-    def __init__(self, sigma: float) -> None:
-        self.sigma = check_positive_finite("sigma", sigma)
-
-    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        x = rng.standard_normal(size)
-        np.multiply(x, self.sigma, out=x)
-        np.add(x, float(data), out=x)
-        return x
-
-    def __repr__(self) -> str:
-        return f"GaussianOutputs(sigma={self.sigma!r})"
 
 
 class LeakOutputs:
@@ -478,7 +411,7 @@ def audit_epsilon(
         independent real outputs of the mechanism run on ``data``, drawing its
         randomness from the ``numpy.random.Generator`` ``rng``. To send it to
         other processes it must be picklable (a module-level function,
-        :class:`LaplaceOutputs`, :class:`ReleaseOutputs`, ...). To audit a
+        :class:`dpcore.LaplaceMechanism`, :class:`ReleaseOutputs`, ...). To audit a
         vector-valued or non-numeric mechanism, post-process it to a real
         statistic first (post-processing cannot increase epsilon, so the bound
         remains a bound for the original mechanism).

@@ -29,10 +29,11 @@ exist; the profiles derived here are stated in each class's docstring.
 from __future__ import annotations
 
 import abc
+import inspect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -49,13 +50,20 @@ from ._validation import (
 from .attacks import randomized_response
 from .discrete import as_fraction, sample_discrete_laplace
 from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon
-from .laplace import laplace_scale
+from .laplace import laplace_noise, laplace_scale
 from .rdp import _check_orders, gaussian_rdp, laplace_rdp
 
 special = lazy_module("scipy.special")
 optimize = lazy_module("scipy.optimize")
 
-__all__ = ["Mechanism", "LaplaceMechanism", "GaussianMechanism", "DiscreteLaplaceMechanism", "RandomizedResponse"]
+__all__ = [
+    "Mechanism",
+    "LaplaceMechanism",
+    "GaussianMechanism",
+    "DiscreteLaplaceMechanism",
+    "RandomizedResponse",
+    "mechanism_classes",
+]
 
 
 def _out(x: NDArray[np.float64], like: ArrayLike) -> float | NDArray[np.float64]:
@@ -82,7 +90,31 @@ class Mechanism(abc.ABC):
     Calling the object is the auditor's signature ``mechanism(data, size, rng)``
     (:func:`dpcore.audit_epsilon`): ``size`` releases of ``data`` as floats,
     ``data`` handed to ``sample`` unchanged.
+
+    A concrete subclass listed in this module's ``__all__`` with a ``name``
+    is found by :func:`mechanism_classes`, and so by the command line
+    (``python -m dpcore account --mechanism NAME``, ``audit --mechanism NAME``),
+    whose options are the dataclass fields of the class.
     """
+
+    #: the mechanism's name on the command line (``--mechanism NAME``)
+    name: ClassVar[str] = ""
+    #: one line for ``--help``
+    summary: ClassVar[str] = ""
+
+    @property
+    def pure_epsilon(self) -> float | None:
+        """The epsilon at delta = 0 (``None`` if no finite one exists)."""
+        return None
+
+    def self_composition(self, count: int) -> Mechanism | None:
+        """One mechanism with exactly the privacy profile of ``count`` compositions of this one, if one is known.
+
+        ``None`` (the default) when no closed form exists; then use an
+        accountant (:class:`dpcore.RdpAccountant`).
+        """
+        check_positive_int("count", count)
+        return None
 
     @abc.abstractmethod
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
@@ -110,6 +142,9 @@ class LaplaceMechanism(Mechanism):
         If ``scale`` or ``sensitivity`` is not finite and > 0.
     """
 
+    name: ClassVar[str] = "laplace"
+    summary: ClassVar[str] = "value + Lap(0, scale); L1 sensitivity"
+
     scale: float
     sensitivity: float = 1.0
 
@@ -129,7 +164,7 @@ class LaplaceMechanism(Mechanism):
 
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
         """``value`` plus independent Laplace noise (``size`` releases if given)."""
-        return release_with_noise(value, lambda g, s: g.laplace(0.0, self.scale, s), rng, size)
+        return release_with_noise(value, lambda g, s: laplace_noise(g, s, self.scale), rng, size)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
@@ -161,6 +196,9 @@ class GaussianMechanism(Mechanism):
         If ``sigma`` or ``sensitivity`` is not finite and > 0.
     """
 
+    name: ClassVar[str] = "gaussian"
+    summary: ClassVar[str] = "value + N(0, sigma^2); L2 sensitivity"
+
     sigma: float
     sensitivity: float = 1.0
 
@@ -188,6 +226,18 @@ class GaussianMechanism(Mechanism):
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         """Rényi divergence :math:`\\alpha\\Delta^2/(2\\sigma^2)` at each order."""
         return gaussian_rdp(orders, self.sigma, self.sensitivity)
+
+    def self_composition(self, count: int) -> GaussianMechanism:
+        r"""``count`` adaptive Gaussian releases are exactly one of sensitivity :math:`\sqrt{k}\Delta`.
+
+        The Gaussian mechanism is :math:`\Delta/\sigma`-GDP, and the k-fold
+        composition of :math:`\mu`-GDP mechanisms is exactly
+        :math:`\sqrt{k}\mu`-GDP (Dong, Roth & Su 2022, composition theorem
+        of Gaussian differential privacy): the same profile as one Gaussian
+        release of sensitivity :math:`\sqrt{k}\Delta`.
+        """
+        k = check_positive_int("count", count)
+        return GaussianMechanism(self.sigma, math.sqrt(k) * self.sensitivity)
 
 
 @dataclass(frozen=True)
@@ -218,6 +268,9 @@ class DiscreteLaplaceMechanism(Mechanism):
         ``sensitivity`` is not an integer >= 1 (at most 10**7, the length of the
         sum above).
     """
+
+    name: ClassVar[str] = "discrete-laplace"
+    summary: ClassVar[str] = "integer value + exact discrete Laplace noise of rational scale"
 
     scale: Fraction
     sensitivity: int = 1
@@ -307,6 +360,9 @@ class RandomizedResponse(Mechanism):
         If ``epsilon`` is not finite and > 0.
     """
 
+    name: ClassVar[str] = "randomized-response"
+    summary: ClassVar[str] = "one bit, kept with probability e^epsilon0 / (1 + e^epsilon0)"
+
     epsilon0: float
 
     def __post_init__(self) -> None:
@@ -316,6 +372,11 @@ class RandomizedResponse(Mechanism):
     def calibrate(cls, epsilon: float) -> RandomizedResponse:
         """Randomized response that is exactly epsilon-DP."""
         return cls(epsilon)
+
+    @property
+    def pure_epsilon(self) -> float:
+        """``epsilon0``."""
+        return self.epsilon0
 
     @property
     def _log_p(self) -> tuple[float, float]:
@@ -352,3 +413,13 @@ class RandomizedResponse(Mechanism):
         lp, lq = self._log_p
         out = np.logaddexp(a * lp + (1 - a) * lq, a * lq + (1 - a) * lp) / (a - 1)
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
+
+
+def mechanism_classes() -> dict[str, type[Mechanism]]:
+    """The concrete mechanism classes of this module, by their ``name``: the command line's registry."""
+    found: dict[str, type[Mechanism]] = {}
+    for attr in __all__:
+        cls = globals()[attr]
+        if isinstance(cls, type) and issubclass(cls, Mechanism) and not inspect.isabstract(cls) and cls.name:
+            found[cls.name] = cls
+    return found

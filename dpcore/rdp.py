@@ -600,8 +600,11 @@ class RdpAccountant:
         _, r = _check_curve(self._orders, rdp)
         self._add(r[None, :], count)
 
-    def compose(self, mechanism: HasRdp, count: int = 1) -> None:
+    def compose(self, mechanism: HasRdp, count: int = 1) -> RdpAccountant:
         """Compose ``count`` runs of a mechanism object (:mod:`dpcore.mechanisms`): its ``rdp`` on :attr:`orders`.
+
+        Returns the accountant itself, so that calls chain:
+        ``RdpAccountant().compose(m1, 10).compose(m2).epsilon(1e-5)``.
 
         Raises
         ------
@@ -609,6 +612,7 @@ class RdpAccountant:
             As :meth:`compose_rdp`.
         """
         self.compose_rdp(np.asarray(mechanism.rdp(self._orders), dtype=float), count)
+        return self
 
     def epsilon_and_order(self, delta: float) -> tuple[float, float]:
         """The epsilon at ``delta`` (see :func:`rdp_to_dp`) and the order attaining it.

@@ -11,7 +11,8 @@ import pytest
 
 import dpbook
 import dpcore
-from dpcore.auditing import GaussianOutputs, LaplaceOutputs, ReleaseOutputs, audit_epsilon
+from dpcore.auditing import ReleaseOutputs, audit_epsilon
+from dpcore.mechanisms import GaussianMechanism, LaplaceMechanism
 from dpcore.montecarlo import check_cdf, probability_result
 
 
@@ -21,7 +22,7 @@ def _discrete_laplace_outputs(data, size, rng):
 
 def test_fast_laplace_outputs_follow_the_laplace_law():
     # DKW test (false alarm <= 1e-6) of the exponential-times-random-sign construction
-    mech = LaplaceOutputs(2.0)
+    mech = LaplaceMechanism(2.0)
     cdf = lambda x: np.where(x < 3, 0.5 * np.exp((x - 3) / 2), 1 - 0.5 * np.exp(-(x - 3) / 2))  # noqa: E731
     res = check_cdf(lambda g, n: mech(3.0, n, g), 400_000, cdf, rng=11)
     assert res.passed, res
@@ -30,7 +31,7 @@ def test_fast_laplace_outputs_follow_the_laplace_law():
 
 
 def test_validity_and_power_on_correct_laplace_eps1():
-    res = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 10**6, rng=2026)
+    res = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 10**6, rng=2026)
     assert res.epsilon_lower <= 1.0  # validity
     assert res.epsilon_lower >= 0.9  # power with 1e6 samples per side
     assert res.n_selection + res.n_estimation == 10**6
@@ -41,13 +42,13 @@ def test_validity_and_power_on_correct_laplace_eps1():
 
 def test_validity_rate_over_many_seeds():
     # 60 independent audits of an exactly 1-DP mechanism; each exceeds 1 with prob <= 5 %.
-    over = sum(audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 20_000, rng=s).epsilon_lower > 1.0 for s in range(60))
+    over = sum(audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 20_000, rng=s).epsilon_lower > 1.0 for s in range(60))
     assert probability_result(over, 60, 0.05, alternative="less").passed
 
 
 def test_detection_claims_eps1_has_eps2():
     # scale 1/2 where 1/eps = 1 was claimed: really 2-DP
-    res = audit_epsilon(LaplaceOutputs(0.5), 0.0, 1.0, 10**6, rng=7)
+    res = audit_epsilon(LaplaceMechanism(0.5), 0.0, 1.0, 10**6, rng=7)
     assert res.epsilon_lower > 1.0
     assert res.epsilon_lower <= 2.0
 
@@ -63,10 +64,10 @@ def test_stray_factor_two_is_caught_through_release_adapter():
 def test_epsilon_delta_variant_on_gaussian():
     eps, delta = 0.5, 1e-5
     sigma = math.sqrt(2 * math.log(1.25 / delta)) / eps  # classic calibration, valid for eps < 1
-    res = audit_epsilon(GaussianOutputs(sigma), 0.0, 1.0, 400_000, rng=5, delta=delta)
+    res = audit_epsilon(GaussianMechanism(sigma), 0.0, 1.0, 400_000, rng=5, delta=delta)
     assert 0.0 <= res.epsilon_lower <= eps and res.delta == delta
     # too little noise (std = sigma^2 confusion with sigma = 0.5) is caught
-    bad = audit_epsilon(GaussianOutputs(0.25), 0.0, 1.0, 400_000, rng=5, delta=delta)
+    bad = audit_epsilon(GaussianMechanism(0.25), 0.0, 1.0, 400_000, rng=5, delta=delta)
     assert bad.epsilon_lower > eps
 
 
@@ -78,33 +79,33 @@ def test_integer_outputs_use_unit_bins_and_stay_valid():
 
 
 def test_reproducible_and_independent_of_rng_form():
-    a = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 50_000, rng=4)
-    b = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 50_000, rng=np.random.SeedSequence(4))
+    a = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 50_000, rng=4)
+    b = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 50_000, rng=np.random.SeedSequence(4))
     assert a == b
-    c = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 50_000, rng=np.random.default_rng(4))
+    c = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 50_000, rng=np.random.default_rng(4))
     assert c.epsilon_lower <= 1.0
 
 
 def test_process_pool_equals_serial():
     kw = dict(rng=123, chunk_size=1 << 14)
-    serial = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 2_000_000, **kw)
+    serial = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 2_000_000, **kw)
     with ProcessPoolExecutor(2) as ex:
-        parallel = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 2_000_000, executor=ex, **kw)
+        parallel = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 2_000_000, executor=ex, **kw)
     assert parallel == serial
     with ProcessPoolExecutor(1) as ex:
-        one = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 2_000_000, executor=ex, **kw)
+        one = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 2_000_000, executor=ex, **kw)
     assert one == serial
 
 
 def test_dask_local_cluster_equals_serial():
     distributed = pytest.importorskip("dask.distributed")
     kw = dict(rng=99, chunk_size=1 << 14)
-    serial = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 1_000_000, **kw)
+    serial = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 1_000_000, **kw)
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
         distributed.Client(cluster) as client,
     ):
-        on_dask = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 1_000_000, executor=client.get_executor(), **kw)
+        on_dask = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 1_000_000, executor=client.get_executor(), **kw)
     assert on_dask == serial
 
 
@@ -112,7 +113,7 @@ def test_memory_is_flat_in_n_samples():
     peaks = []
     for n in (1_000_000, 20_000_000):
         tracemalloc.start()
-        audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, n, rng=1)
+        audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, n, rng=1)
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
     assert peaks[1] < 1.5 * peaks[0] + 1e6
@@ -120,20 +121,20 @@ def test_memory_is_flat_in_n_samples():
 
 
 def test_result_str_and_fields():
-    res = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 10_000, rng=1, confidence=0.99)
+    res = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 10_000, rng=1, confidence=0.99)
     assert "epsilon >=" in str(res) and res.confidence == 0.99 and res.n_chunks >= 4
 
 
 @pytest.mark.parametrize("n", [1, 0, -5, 2.5, "10"])
 def test_bad_n_samples(n):
     with pytest.raises(ValueError, match="n_samples"):
-        audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, n)
+        audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, n)
 
 
 @pytest.mark.parametrize("c", [0.0, 1.0, 1.5, -0.1, float("nan")])
 def test_bad_confidence(c):
     with pytest.raises(ValueError, match="confidence"):
-        audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 100, confidence=c)
+        audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 100, confidence=c)
 
 
 def test_bad_mechanism_outputs():
@@ -152,7 +153,7 @@ def test_bad_mechanism_outputs():
 
 
 def test_bad_other_arguments():
-    mech = LaplaceOutputs(1.0)
+    mech = LaplaceMechanism(1.0)
     with pytest.raises(ValueError, match="delta"):
         audit_epsilon(mech, 0, 1, 100, delta=1.0)
     with pytest.raises(ValueError, match="delta"):
@@ -164,9 +165,9 @@ def test_bad_other_arguments():
     with pytest.raises(ValueError, match="selection_fraction"):
         audit_epsilon(mech, 0, 1, 100, selection_fraction=1.0)
     with pytest.raises(ValueError, match="scale"):
-        LaplaceOutputs(0.0)
+        LaplaceMechanism(0.0)
     with pytest.raises(ValueError, match="sigma"):
-        GaussianOutputs(float("inf"))
+        GaussianMechanism(float("inf"))
 
 
 def test_threshold_event_audit_power_is_computed_and_delta_is_honoured() -> None:
@@ -174,16 +175,17 @@ def test_threshold_event_audit_power_is_computed_and_delta_is_honoured() -> None
     the (eps, delta) check accepts a leak of probability delta that the pure check rejects."""
     import math
 
-    from dpcore.auditing import LaplaceOutputs, audit_threshold_events
+    from dpcore.auditing import audit_threshold_events
+    from dpcore.mechanisms import LaplaceMechanism
     from dpcore.privacy_loss import event_detection_miss
 
     t = np.linspace(-2, 3, 11)
-    b = audit_threshold_events(LaplaceOutputs(0.5), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=3)
+    b = audit_threshold_events(LaplaceMechanism(0.5), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=3)
     assert not b.check(1.0).passed  # true epsilon 2
     # the event {y <= 0}: P = 1/2 and e^-2/2
     miss = event_detection_miss(0.5, 0.5 * math.exp(-2.0), 100_000, 100_000, 1.0, events=2 * t.size, alpha=1e-7)
     assert miss < 1e-12
-    ok = audit_threshold_events(LaplaceOutputs(1.0), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=4)
+    ok = audit_threshold_events(LaplaceMechanism(1.0), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=4)
     assert ok.check(1.0).passed
 
     def leak(data, size, rng):  # releases the data with probability 1e-3, else noise

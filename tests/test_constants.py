@@ -19,7 +19,8 @@ from scipy import optimize, stats
 
 import dpbook
 import dpcore
-from dpcore.auditing import LaplaceOutputs, audit_epsilon
+from dpcore.auditing import audit_epsilon
+from dpcore.mechanisms import LaplaceMechanism
 from dpcore.montecarlo import clopper_pearson_bounds, median_of_means_radius
 
 n_, t_, r_, a_, W_, V_, s2_ = sp.symbols("n t r alpha W V sigma2", positive=True)
@@ -231,7 +232,7 @@ def test_audit_bonferroni_level_and_bound(delta):
     m_, lvl = sp.symbols("m a", positive=True)
     per_bound = unique_positive_root(sp.Eq(2 * m_ * lvl, a_), lvl)  # 2m one-sided bounds, union = alpha
     assert sp.simplify(per_bound - a_ / (2 * m_)) == 0
-    res = audit_epsilon(LaplaceOutputs(1.0), 0.0, 1.0, 20_000, confidence=0.9, rng=4, bins=128, delta=delta)
+    res = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 20_000, confidence=0.9, rng=4, bins=128, delta=delta)
     m = len(res.events)
     a = num(per_bound, alpha=0.1, m=m)
     for ev in res.events:

@@ -101,3 +101,20 @@ def test_bad_rng(bad):
 def test_non_numeric_value():
     with pytest.raises(ValueError, match="value"):
         dpcore.laplace_mechanism("abc", 1.0, 1.0, rng=0)
+
+
+def test_laplace_noise_shape_signs_and_bad_scale():
+    gen = np.random.default_rng(4)
+    z = dpcore.laplace_noise(gen, (3, 5, 7), 2.5)
+    assert z.shape == (3, 5, 7) and z.dtype == np.float64
+    assert dpcore.laplace_noise(gen, 0, 1.0).shape == (0,)
+    # fair signs: Hoeffding, P(|#positive - n/2| >= 2.75 sqrt(n)) <= 2 exp(-2 * 2.75**2) < 6e-7
+    n = 1_000_001
+    pos = int((dpcore.laplace_noise(gen, n, 1.0) > 0).sum())
+    assert abs(pos - n / 2) < 2.75 * math.sqrt(n)
+    # the magnitudes are scale * Exp(1): the sign is written into the bit, the magnitude untouched
+    g1, g2 = np.random.default_rng(8), np.random.default_rng(8)
+    np.testing.assert_array_equal(np.abs(dpcore.laplace_noise(g1, 1000, 3.0)), 3.0 * g2.standard_exponential(1000))
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="scale"):
+            dpcore.laplace_noise(gen, 10, bad)
