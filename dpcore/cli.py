@@ -10,16 +10,19 @@ Three subcommands, built on the same tested functions as the book:
     analytic Gaussian :math:`\sigma` of Balle & Wang (2018)
     (:func:`dpcore.analytic_gaussian_sigma`).
 ``account``
-    The :math:`(\varepsilon, \delta)` guarantee after ``k`` Gaussian or Laplace
-    releases: the RDP accountant's epsilon and best order
+    The :math:`(\varepsilon, \delta)` guarantee after ``k`` releases of any
+    mechanism of :mod:`dpcore.mechanisms` (``--mechanism NAME`` and one option
+    per field of its class): the RDP accountant's epsilon and best order
     (:class:`dpcore.RdpAccountant`, Mironov 2017) and, beside it, the exact
-    answer where one exists (for Gaussian noise, :func:`dpcore.exact_gaussian_composition_epsilon`;
-    for Laplace noise, basic composition :math:`k\Delta/b` is shown as the pure-DP bound).
+    answer where the mechanism knows one (:meth:`dpcore.Mechanism.self_composition`:
+    ``k`` Gaussians are one Gaussian of sensitivity :math:`\sqrt{k}\Delta`) and
+    basic composition :math:`k\varepsilon_0` for pure-DP mechanisms.
 ``audit``
     A lower confidence bound on a mechanism's epsilon from samples
-    (:func:`dpcore.audit_epsilon`): a built-in mechanism (correct or one of the
-    seeds' flawed ones, from the book's package ``dpbook``) or your own ``module:function`` with the signature
-    ``mechanism(data, size, rng)``.
+    (:func:`dpcore.audit_epsilon`): a mechanism of :mod:`dpcore.mechanisms`
+    calibrated to the claimed epsilon (its ``calibrate``), one of the seeds'
+    flawed ones (from the book's package ``dpbook``), or your own
+    ``module:function`` with the signature ``mechanism(data, size, rng)``.
 
 Output is a plain table, or JSON with ``--json``. Bad input (a non-positive
 epsilon, a delta outside (0, 1), a callable that cannot be imported, ...)
@@ -94,7 +97,7 @@ def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
     result: dict[str, Any] = {"sensitivity": sensitivity, "epsilon": epsilon, "delta": delta}
     rows: list[list[Any]] = []
-    b = dpcore.laplace_scale(sensitivity, epsilon)
+    b = dpcore.LaplaceMechanism.calibrate(epsilon, sensitivity).scale
     result["laplace_scale"] = b
     rows.append(["Laplace", "b (scale)", b, "epsilon-DP; sensitivity is the L1 sensitivity"])
     if delta is not None:
@@ -107,7 +110,7 @@ def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             result["classic_gaussian_sigma_refused"] = str(exc)
         result["classic_gaussian_sigma"] = classic
         rows.append(["Gaussian (classic)", "sigma", "n/a" if classic is None else classic, note])
-        analytic = dpcore.analytic_gaussian_sigma(sensitivity, epsilon, delta)
+        analytic = dpcore.GaussianMechanism.calibrate(epsilon, delta, sensitivity).sigma
         result["analytic_gaussian_sigma"] = analytic
         rows.append(["Gaussian (analytic)", "sigma", analytic, "exact, Balle & Wang 2018; L2 sensitivity"])
     head = f"Noise for sensitivity {_fmt(sensitivity)}, epsilon {_fmt(epsilon)}" + (
@@ -116,64 +119,109 @@ def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return result, head + "\n\n" + _table(rows, ["mechanism", "parameter", "value", "note"])
 
 
+# --------------------------------------------------------------------------- mechanisms
+def _registry() -> dict[str, Any]:
+    """The mechanism classes by command-line name: :func:`dpcore.mechanism_classes` is the registry."""
+    from .mechanisms import mechanism_classes
+
+    return mechanism_classes()
+
+
+def _option(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+def _parameter_fields() -> dict[str, list[str]]:
+    """Each dataclass field of a registered mechanism, with the mechanisms that have it."""
+    import dataclasses
+
+    out: dict[str, list[str]] = {}
+    for name, cls in _registry().items():
+        for f in dataclasses.fields(cls):
+            out.setdefault(f.name, []).append(name)
+    return out
+
+
+def _build_mechanism(cls: Any, args: argparse.Namespace, command: str) -> Any:
+    """Construct ``cls`` from the options named after its dataclass fields; errors name the option."""
+    import dataclasses
+
+    mine = {f.name for f in dataclasses.fields(cls)}
+    for field in _parameter_fields():
+        if field not in mine and getattr(args, field, None) is not None:
+            raise UsageError(f"{_option(field)} does not apply to --mechanism {cls.name}")
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        value = getattr(args, f.name, None)
+        if value is None:
+            if f.default is dataclasses.MISSING:
+                raise UsageError(f"{command} --mechanism {cls.name} needs {_option(f.name)}")
+            continue
+        kwargs[f.name] = _positive(_option(f.name), value)
+    try:
+        return cls(**kwargs)
+    except ValueError as exc:  # name the option, not the field
+        msg = str(exc)
+        for field in kwargs:
+            if msg.startswith(field + " "):
+                msg = _option(field) + msg[len(field) :]
+        raise UsageError(msg) from None
+
+
+def _parameters(mech: Any) -> dict[str, Any]:
+    import dataclasses
+
+    return {f.name: _plain(getattr(mech, f.name)) for f in dataclasses.fields(mech)}
+
+
+def _plain(value: Any) -> Any:
+    from fractions import Fraction
+
+    return float(value) if isinstance(value, Fraction) else value
+
+
 # --------------------------------------------------------------------------- account
 def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     import dpcore
 
     count = _count("--count", args.count)
     delta = _probability("--delta", args.delta)
-    sensitivity = _positive("--sensitivity", args.sensitivity)
-    acct = dpcore.RdpAccountant()
-    result: dict[str, Any] = {"mechanism": args.mechanism, "count": count, "delta": delta, "sensitivity": sensitivity}
-    rows: list[list[Any]] = []
-    if args.mechanism == "gaussian":
-        if args.sigma is None:
-            raise UsageError("account --mechanism gaussian needs --sigma (the noise standard deviation)")
-        sigma = _positive("--sigma", args.sigma)
-        result["sigma"] = sigma
-        acct.compose_gaussian(sigma, sensitivity=sensitivity, count=count)
-        eps_rdp, order = acct.epsilon_and_order(delta)
-        exact = dpcore.exact_gaussian_composition_epsilon(sigma, count, delta, sensitivity=sensitivity)
-        result.update(
-            rdp_epsilon=eps_rdp,
-            rdp_order=order,
-            exact_epsilon=exact,
-            rdp_overhead=(eps_rdp / exact - 1.0) if exact > 0 else None,
-        )
-        rows.append(["RDP accountant", eps_rdp, f"best order alpha = {_fmt(order)}"])
-        rows.append(
-            [
-                "exact (Gaussian composition)",
-                exact,
-                f"k Gaussians = one Gaussian of sensitivity sqrt(k)*{_fmt(sensitivity)}",
-            ]
-        )
+    registry = _registry()
+    if args.mechanism not in registry:
+        raise UsageError(f"--mechanism must be one of {', '.join(registry)}; got {args.mechanism!r}")
+    mech = _build_mechanism(registry[args.mechanism], args, "account")
+    result: dict[str, Any] = {"mechanism": args.mechanism, "count": count, "delta": delta, **_parameters(mech)}
+    acct = dpcore.RdpAccountant().compose(mech, count)
+    eps_rdp, order = acct.epsilon_and_order(delta)
+    result.update(rdp_epsilon=eps_rdp, rdp_order=order)
+    rows: list[list[Any]] = [["RDP accountant", eps_rdp, f"best order alpha = {_fmt(order)}, at delta {_fmt(delta)}"]]
+    exact_mech = mech.self_composition(count)
+    if exact_mech is not None:
+        exact = exact_mech.epsilon(delta)
+        result.update(exact_epsilon=exact, rdp_overhead=(eps_rdp / exact - 1.0) if exact > 0 else None)
+        rows.append(["exact composition", exact, f"{count} releases = {exact_mech!r}"])
         if exact > 0:
             rows.append(["RDP overhead", f"{100 * (eps_rdp / exact - 1):.3f} %", "how much RDP overstates epsilon"])
-        what = f"{count} Gaussian release(s), sigma {_fmt(sigma)}"
-    else:
-        if args.scale is None:
-            raise UsageError("account --mechanism laplace needs --scale (the Laplace scale b)")
-        b = _positive("--scale", args.scale)
-        result["scale"] = b
-        acct.compose_laplace(b, sensitivity=sensitivity, count=count)
-        eps_rdp, order = acct.epsilon_and_order(delta)
-        basic = count * sensitivity / b
-        result.update(rdp_epsilon=eps_rdp, rdp_order=order, basic_composition_epsilon=basic)
-        rows.append(["RDP accountant", eps_rdp, f"best order alpha = {_fmt(order)}, at delta {_fmt(delta)}"])
-        rows.append(["basic composition", basic, "k * sensitivity / b, pure epsilon-DP (delta = 0)"])
-        what = f"{count} Laplace release(s), scale {_fmt(b)}"
-    head = f"Privacy after {what}, sensitivity {_fmt(sensitivity)}, delta {_fmt(delta)}"
+    pure = mech.pure_epsilon
+    if pure is not None:
+        basic = count * pure
+        result["basic_composition_epsilon"] = basic
+        rows.append(["basic composition", basic, "count * pure epsilon, pure epsilon-DP (delta = 0)"])
+    head = f"Privacy after {count} release(s) of {mech!r}, delta {_fmt(delta)}"
     return result, head + "\n\n" + _table(rows, ["method", "epsilon", "note"])
 
 
 # --------------------------------------------------------------------------- audit
-BUILTIN_MECHANISMS = {
-    "laplace": "correct Laplace mechanism, scale sensitivity/epsilon (epsilon-DP)",
-    "gaussian": "correct analytic Gaussian mechanism for (epsilon, delta)",
+FLAWED_MECHANISMS = {
     "laplace-stray-factor-two": "seed 000's stray factor 2: scale sensitivity/(2 epsilon), really 2 epsilon-DP",
     "gaussian-variance-as-std": "seed 002's numpy.random.normal(0, sigma**2): std sigma^2 instead of sigma",
 }
+
+
+def _builtin_mechanisms() -> dict[str, str]:
+    """Every ``audit --mechanism`` name: the registry, calibrated to the claim, and the seeds' flawed ones."""
+    names = {name: f"{cls.summary}, calibrated to the claimed epsilon" for name, cls in _registry().items()}
+    return {**names, **FLAWED_MECHANISMS}
 
 
 def _flawed() -> Any:
@@ -208,6 +256,35 @@ def _load_callable(spec: str) -> Callable[..., Any]:
     return cast(Callable[..., Any], obj)
 
 
+def _calibrated(name: str, epsilon: float, args: argparse.Namespace) -> tuple[Any, Any]:
+    """A built-in audit target calibrated to ``epsilon`` (and ``--delta``), and its sensitivity."""
+    import inspect
+
+    import dpcore
+
+    if name in ("gaussian", "gaussian-variance-as-std") and args.delta is None:
+        raise UsageError(f"audit --mechanism {name} needs --delta")
+    sensitivity = _positive("--sensitivity", 1.0 if args.sensitivity is None else args.sensitivity)
+    if name in FLAWED_MECHANISMS:
+        if name == "gaussian-variance-as-std":
+            sigma = dpcore.analytic_gaussian_sigma(sensitivity, epsilon, args.delta)
+            return dpcore.ReleaseOutputs(_flawed().gaussian_variance_as_std, sigma=sigma), sensitivity
+        stray = _flawed().laplace_stray_factor_two
+        return dpcore.ReleaseOutputs(stray, sensitivity=sensitivity, epsilon=epsilon), sensitivity
+    cls = _registry()[name]
+    wanted = inspect.signature(cls.calibrate).parameters
+    given = {"epsilon": epsilon, "delta": args.delta, "sensitivity": sensitivity}
+    if "sensitivity" not in wanted and args.sensitivity is not None:
+        raise UsageError(f"--sensitivity does not apply to --mechanism {name}")
+    kwargs = {k: v for k, v in given.items() if k in wanted and v is not None}
+    try:
+        mech = cls.calibrate(**kwargs)
+    except ValueError as exc:
+        msg = str(exc)
+        raise UsageError(("--" + msg) if msg.split(" ", 1)[0] in given else msg) from None
+    return mech, getattr(mech, "sensitivity", 1)
+
+
 def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     import dpcore
 
@@ -235,25 +312,12 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         if args.epsilon is None:
             raise UsageError(f"audit --mechanism {name} needs --epsilon (the epsilon it is calibrated to)")
         claimed = _positive("--epsilon", args.epsilon)
-        sensitivity = _positive("--sensitivity", args.sensitivity)
-        d = 0.0 if args.d is None else _parse_data("--d", args.d)
-        d_prime = sensitivity if args.d_prime is None else _parse_data("--d-prime", args.d_prime)
-        if name in ("gaussian", "gaussian-variance-as-std"):
-            if args.delta is None:
-                raise UsageError(f"audit --mechanism {name} needs --delta")
+        if args.delta is not None:
             delta = _probability("--delta", args.delta)
-            sigma = dpcore.analytic_gaussian_sigma(sensitivity, claimed, delta)
-            if name == "gaussian":
-                mechanism = dpcore.GaussianOutputs(sigma)
-            else:
-                mechanism = dpcore.ReleaseOutputs(_flawed().gaussian_variance_as_std, sigma=sigma)
-        elif name == "laplace":
-            mechanism = dpcore.LaplaceOutputs(dpcore.laplace_scale(sensitivity, claimed))
-        else:  # laplace-stray-factor-two
-            mechanism = dpcore.ReleaseOutputs(
-                _flawed().laplace_stray_factor_two, sensitivity=sensitivity, epsilon=claimed
-            )
-        label = f"{name} ({BUILTIN_MECHANISMS[name]})"
+        mechanism, sensitivity = _calibrated(name, claimed, args)
+        d_prime = sensitivity if args.d_prime is None else _parse_data("--d-prime", args.d_prime)
+        d = (0.0 if isinstance(sensitivity, float) else 0) if args.d is None else _parse_data("--d", args.d)
+        label = f"{name} ({_builtin_mechanisms()[name]})"
 
     try:
         res = dpcore.audit_epsilon(mechanism, d, d_prime, n, confidence=confidence, rng=args.seed, delta=delta)
@@ -289,6 +353,7 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     result["verdict"] = verdict
     rows = [
         ["mechanism", label],
+        ["calibrated as", repr(mechanism)],
         ["neighbours", f"d = {json.dumps(d)}, d' = {json.dumps(d_prime)}"],
         ["samples per side", f"{n:,}"],
         ["seed", "fresh entropy" if args.seed is None else args.seed],
@@ -325,13 +390,14 @@ n/a above that; the analytic sigma is exact for every epsilon."""
 _EPILOG_ACCOUNT = """examples:
   python -m dpcore account --mechanism gaussian --sigma 1 --count 10 --delta 1e-5
   python -m dpcore account --mechanism gaussian --sigma 5 --count 1000 --delta 1e-5 --json
-  python -m dpcore account --mechanism laplace --scale 10 --count 50 --delta 1e-6"""
+  python -m dpcore account --mechanism laplace --scale 10 --count 50 --delta 1e-6
+  python -m dpcore account --mechanism discrete-laplace --scale 2 --sensitivity 1 --count 20 --delta 1e-6
+  python -m dpcore account --mechanism randomized-response --epsilon0 1 --count 30 --delta 1e-6
 
-_EPILOG_AUDIT = (
-    """built-in mechanisms:
-"""
-    + "\n".join(f"  {k:26s}{v}" for k, v in BUILTIN_MECHANISMS.items())
-    + """
+The options after --mechanism are the fields of its class in dpcore.mechanisms
+(python -c "import dpcore; help(dpcore.LaplaceMechanism)")."""
+
+_EPILOG_AUDIT = """
 
 examples:
   python -m dpcore audit --mechanism laplace --epsilon 1 --samples 1000000 --seed 0
@@ -343,7 +409,6 @@ A --callable is imported from the current directory or the installed packages
 and called as mech(data, size, rng): it must return a 1-D array of `size`
 independent real outputs on input `data` (parsed from --d / --d-prime as JSON),
 using the numpy Generator `rng` for its randomness."""
-)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -386,10 +451,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_EPILOG_ACCOUNT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--mechanism", choices=["gaussian", "laplace"], required=True, help="noise of each release")
-    p.add_argument("--sigma", type=float, help="Gaussian noise standard deviation (for --mechanism gaussian)")
-    p.add_argument("--scale", type=float, help="Laplace scale b (for --mechanism laplace)")
-    p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity of each release (default 1)")
+    registry = _registry()
+    p.add_argument("--mechanism", choices=list(registry), required=True, help="the mechanism of each release")
+    for field, owners in _parameter_fields().items():
+        p.add_argument(_option(field), type=float, help=f"{field} of --mechanism {' / '.join(owners)}")
     p.add_argument("--count", type=int, required=True, help="number k of releases, >= 1")
     p.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
     common(p)
@@ -403,11 +468,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     who = p.add_mutually_exclusive_group()
-    who.add_argument("--mechanism", choices=sorted(BUILTIN_MECHANISMS), help="a built-in mechanism (default laplace)")
+    builtins = _builtin_mechanisms()
+    p.epilog = "built-in mechanisms:\n" + "\n".join(f"  {k:26s}{v}" for k, v in builtins.items()) + _EPILOG_AUDIT
+    who.add_argument("--mechanism", choices=list(builtins), help="a built-in mechanism (default laplace)")
     who.add_argument("--callable", metavar="MODULE:FUNCTION", help="your mechanism(data, size, rng)")
     p.add_argument("--epsilon", type=float, help="the epsilon the mechanism claims (built-ins are calibrated to it)")
     p.add_argument("--delta", type=float, help="the delta of an (epsilon, delta) claim, in (0, 1)")
-    p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity of the built-in query (default 1)")
+    p.add_argument("--sensitivity", type=float, help="sensitivity of the built-in query (default 1)")
     p.add_argument("--d", help="input on one side, as JSON (default 0)")
     p.add_argument(
         "--d-prime",
