@@ -74,39 +74,15 @@ from scipy.integrate import quad  # noqa: E402
 from scipy.optimize import fsolve  # noqa: E402
 
 import dpcore  # noqa: E402
+from dpbook import reference as mpref  # noqa: E402
 
-DPS = 50
+DPS = mpref.DPS  # the truth: dpbook.reference (50-digit profile, root of the chi equation)
 EPS = np.geomspace(1e-3, 100.0, 10)
 DELTA = np.geomspace(1e-300, 0.5, 8)
 GRID = [(float(e), float(d)) for e in EPS for d in DELTA]
 
 
 # ----------------------------------------------------------------------------- the truth
-def mp_log_delta(sigma: float, epsilon: float) -> mp.mpf:
-    """log delta_sigma(epsilon) = log(Phi(a) - e^eps Phi(b)) at 50 digits (Theorem 8, Delta = 1)."""
-    with mp.workdps(DPS):
-        s, e = mp.mpf(sigma), mp.mpf(epsilon)
-        a, b = 1 / (2 * s) - e * s, -1 / (2 * s) - e * s
-        return mp.log(mp.ncdf(a) - mp.exp(e) * mp.ncdf(b))
-
-
-def mp_sigma(epsilon: float, delta: float) -> mp.mpf:
-    """The smallest sigma with delta_sigma(epsilon) <= delta, at 50 digits."""
-    with mp.workdps(DPS):
-        e, d = mp.mpf(epsilon), mp.mpf(delta)
-        target = mp.log(2 * d)
-
-        def f(c):
-            return mp.log(mp.erfc(c) - mp.exp(e) * mp.erfc(mp.sqrt(c * c + e))) - target
-
-        hi = mp.sqrt(max(mp.mpf(0), -mp.log(2 * d)))  # erfc(x) <= exp(-x^2) proves f(hi) <= 0
-        w = mp.mpf(1)
-        while f(hi - w) < 0:
-            w *= 2
-        chi = mp.findroot(f, (hi - w, hi), solver="illinois", tol=mp.mpf(10) ** (-2 * DPS + 10))
-        return 1 / (mp.sqrt(2) * (mp.sqrt(chi * chi + e) - chi))
-
-
 # ----------------------------------------------------------------------------- contenders
 def seed_recipe(epsilon: float, delta: float, *, fixed: bool) -> float:
     """Seed 002's code, verbatim except that epsilon/delta/sensitivity are arguments.
@@ -215,7 +191,7 @@ def score(outs, truth) -> tuple[float, int, int, float, int]:
             worst = math.inf
             continue
         worst = max(worst, float(abs((mp.mpf(o) - t) / t)))
-        log_ratio = mp_log_delta(o, e) - mp.log(mp.mpf(d))
+        log_ratio = mpref.gaussian_log_delta(o, e) - mp.log(mp.mpf(d))
         excess = max(excess, log_ratio)
         if log_ratio > 0:
             violated += 1
@@ -235,7 +211,7 @@ def big_batch_time(n: int = 100_000) -> float:
 
 def main() -> None:
     t_start = time.perf_counter()
-    truth = [mp_sigma(e, d) for e, d in GRID]
+    truth = [mpref.analytic_sigma(e, d) for e, d in GRID]
     rows = []
     for name, fn in make_contenders().items():
         reps = 2 if "seed" in name or "diffprivlib" in name or "dp_accounting" in name else 7

@@ -104,25 +104,11 @@ def ensure_bench_venv() -> Path:
 
 
 def mp_exact_epsilon(mu: float, delta: float) -> float:
-    """Exact epsilon of a Gaussian mechanism with mu = sensitivity / sigma, by 50-digit bisection."""
-    import mpmath as mp
+    """Exact epsilon of a Gaussian mechanism with mu = sensitivity / sigma (dpbook.reference, 50 digits)."""
+    sys.path.insert(0, str(ROOT))
+    from dpbook import reference
 
-    with mp.workdps(50):
-        d, m = mp.mpf(delta), mp.mpf(mu)
-
-        def prof(e):
-            return mp.ncdf(m / 2 - e / m) - mp.exp(e) * mp.ncdf(-m / 2 - e / m)
-
-        lo, hi = mp.mpf(0), mp.mpf(1)
-        while prof(hi) > d:
-            hi *= 2
-        while hi - lo > mp.mpf(10) ** -35 * hi:
-            mid = (lo + hi) / 2
-            if prof(mid) > d:
-                lo = mid
-            else:
-                hi = mid
-        return float(hi)
+    return float(reference.gaussian_epsilon(1.0, delta, mu))
 
 
 def main() -> None:

@@ -7,7 +7,8 @@
 * :mod:`dpbook.ledger` -- the registry of claims (``dpbook/claims/*.toml``) and their verdicts;
 * :mod:`dpbook.symbolic` -- shared sympy symbols, densities and the symbolic comparison;
 * :mod:`dpbook.flawed` -- deliberately flawed mechanisms and miscalibrated checks (negative controls);
-* :mod:`dpbook.calibration` -- calibration experiments of the statistical checks.
+* :mod:`dpbook.calibration` -- calibration experiments of the statistical checks;
+* :mod:`dpbook.reference` -- mpmath reference values, independent of dpcore, for tests, benchmarks, chapters.
 
 It may import sympy and matplotlib; ``dpcore`` never imports it.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["calibration", "evidence", "flawed", "ledger", "symbolic"]
+__all__ = ["calibration", "evidence", "flawed", "ledger", "reference", "symbolic"]
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import dpbook
+from dpbook import reference as mpref
 from dpcore import montecarlo
 from dpcore.gaussian import (
     analytic_gaussian_sigma,
@@ -30,37 +31,6 @@ from dpcore.gaussian import (
 DPS = 50
 
 
-def mp_log_delta(sigma, sensitivity, epsilon, dps=DPS):
-    """log delta_sigma(epsilon) by Theorem 8 directly, Phi(a) - e^eps Phi(b), at ``dps`` digits."""
-    with mp.workdps(dps):
-        s = mp.mpf(sigma) / mp.mpf(sensitivity)
-        e = mp.mpf(epsilon)
-        a = 1 / (2 * s) - e * s
-        b = -1 / (2 * s) - e * s
-        return mp.log(mp.ncdf(a) - mp.exp(e) * mp.ncdf(b))
-
-
-def mp_sigma(epsilon, delta, sensitivity=1.0):
-    """The analytic sigma at 50 digits (independent of dpcore)."""
-    with mp.workdps(DPS):
-        e, d = mp.mpf(epsilon), mp.mpf(delta)
-        target = mp.log(2 * d)
-
-        def f(c):
-            return mp.log(mp.erfc(c) - mp.exp(e) * mp.erfc(mp.sqrt(c * c + e))) - target
-
-        hi = mp.sqrt(max(mp.mpf(0), -mp.log(2 * d)))  # erfc(x) <= exp(-x^2): f(hi) <= 0
-        assert f(hi) <= 0
-        w = mp.mpf(1)
-        lo = hi - w
-        while f(lo) < 0:
-            w *= 2
-            lo = hi - w
-        chi = mp.findroot(f, (lo, hi), solver="illinois", tol=mp.mpf(10) ** (-2 * DPS + 10))
-        y = mp.sqrt(chi * chi + e)
-        return mp.mpf(sensitivity) / (mp.sqrt(2) * (y - chi))
-
-
 EPS_GRID = np.geomspace(1e-3, 1000.0, 17)
 DELTA_GRID = np.concatenate([np.geomspace(1e-300, 1e-2, 16), [0.1, 0.3, 0.5, 0.9, 0.99]])
 
@@ -68,7 +38,7 @@ DELTA_GRID = np.concatenate([np.geomspace(1e-300, 1e-2, 16), [0.1, 0.3, 0.5, 0.9
 @pytest.fixture(scope="module")
 def reference():
     """50-digit sigma over the whole issue grid (17 x 21 = 357 points)."""
-    return {(e, d): mp_sigma(e, d) for e in EPS_GRID for d in DELTA_GRID}
+    return {(e, d): mpref.analytic_sigma(e, d) for e in EPS_GRID for d in DELTA_GRID}
 
 
 def test_analytic_sigma_matches_50_digit_reference_on_whole_grid(reference):
@@ -84,7 +54,7 @@ def test_analytic_sigma_matches_50_digit_reference_on_whole_grid(reference):
 def test_analytic_sigma_never_violates_delta_in_exact_arithmetic(reference):
     for e, d in reference:
         s = analytic_gaussian_sigma(1.0, e, d)
-        assert mp_log_delta(s, 1.0, e) <= mp.log(mp.mpf(d)), (e, d)
+        assert mpref.gaussian_log_delta(s, e) <= mp.log(mp.mpf(d)), (e, d)
 
 
 def test_vectorised_path_agrees_with_scalar_and_reference(reference):
@@ -95,7 +65,7 @@ def test_vectorised_path_agrees_with_scalar_and_reference(reference):
         for j, d in enumerate(DELTA_GRID):
             ref = reference[(e, d)]
             assert float(abs((mp.mpf(many[i, j]) - ref) / ref)) <= 1e-9
-            assert mp_log_delta(many[i, j], 1.0, e) <= mp.log(mp.mpf(d))
+            assert mpref.gaussian_log_delta(many[i, j], e) <= mp.log(mp.mpf(d))
     scal = np.array([[analytic_gaussian_sigma(1.0, e, d) for d in DELTA_GRID] for e in EPS_GRID])
     np.testing.assert_allclose(many, scal, rtol=1e-13)
 
@@ -111,7 +81,7 @@ def test_sensitivity_scales_sigma_linearly():
 
 def test_known_value_balle_wang():
     # Balle & Wang (2018), Figure/Table: eps = 1, delta = 1e-5, Delta = 1 -> sigma ~ 3.73
-    assert analytic_gaussian_sigma(1.0, 1.0, 1e-5) == pytest.approx(float(mp_sigma(1.0, 1e-5)), rel=1e-12)
+    assert analytic_gaussian_sigma(1.0, 1.0, 1e-5) == pytest.approx(float(mpref.analytic_sigma(1.0, 1e-5)), rel=1e-12)
     assert 3.73 < analytic_gaussian_sigma(1.0, 1.0, 1e-5) < 3.731
 
 
@@ -121,7 +91,7 @@ def test_gaussian_delta_matches_50_digit_theorem8(sigma):
     got = gaussian_log_delta(sigma, 1.0, eps)
     assert got.shape == eps.shape
     for e, g in zip(eps, got, strict=True):
-        ref = mp_log_delta(sigma, 1.0, e)
+        ref = mpref.gaussian_log_delta(sigma, e)
         # absolute error in log delta = relative error in delta, when delta is representable
         tol = 1e-12 * max(1.0, float(abs(ref)))
         assert abs(g - float(ref)) <= tol, (sigma, e, g, ref)
@@ -137,7 +107,7 @@ def test_gaussian_delta_scalar_and_tiny_values():
     assert gaussian_delta(1.0, 1.0, 1e4) == 0.0
     ld = gaussian_log_delta(1.0, 1.0, 1e4)
     assert math.isfinite(ld) and ld < -1e6
-    assert abs(ld - float(mp_log_delta(1.0, 1.0, 1e4))) <= 1e-12 * abs(ld)
+    assert abs(ld - float(mpref.gaussian_log_delta(1.0, 1e4))) <= 1e-12 * abs(ld)
 
 
 def test_profile_monotone_in_sigma_and_epsilon():
@@ -159,9 +129,9 @@ def test_gaussian_epsilon_is_the_exact_inverse(sigma, delta):
     e = gaussian_epsilon(sigma, delta)
     assert e >= 0
     assert gaussian_delta(sigma, 1.0, e) <= delta
-    assert mp_log_delta(sigma, 1.0, e) <= mp.log(mp.mpf(delta))  # safe in exact arithmetic
+    assert mpref.gaussian_log_delta(sigma, e) <= mp.log(mp.mpf(delta))  # safe in exact arithmetic
     if e > 0:  # and tight: any epsilon 1e-9 smaller violates delta
-        assert mp_log_delta(sigma, 1.0, e * (1 - 1e-9)) > mp.log(mp.mpf(delta))
+        assert mpref.gaussian_log_delta(sigma, e * (1 - 1e-9)) > mp.log(mp.mpf(delta))
     else:
         assert gaussian_delta(sigma, 1.0, 0.0) <= delta
 
@@ -279,7 +249,7 @@ def test_vectorised_random_batch_safe_and_equal_to_scalar():
         assert gaussian_log_delta(s, 1.0, ei) <= math.log(di)
     # exact-arithmetic spot check on a subsample, including the small-epsilon inflection region
     for i in range(0, 3000, 150):
-        assert mp_log_delta(many[i], 1.0, e[i]) <= mp.log(mp.mpf(d[i]))
+        assert mpref.gaussian_log_delta(many[i], e[i]) <= mp.log(mp.mpf(d[i]))
 
 
 @pytest.mark.parametrize("epsilon", [1e-12, 1e-6, 1e4, 1e7, 1e10, 1e300])
@@ -291,7 +261,7 @@ def test_extreme_inputs_stay_safe_and_finite(epsilon, delta):
     assert gaussian_log_delta(s, 1.0, epsilon) <= math.log(delta)
     # a = 1/(2s) - eps s cancels about 2 log10(eps) digits: carry that many more
     dps = DPS + 2 * max(0, int(math.log10(epsilon)))
-    assert mp_log_delta(s, 1.0, epsilon, dps=dps) <= mp.log(mp.mpf(delta))
+    assert mpref.gaussian_log_delta(s, epsilon, dps=dps) <= mp.log(mp.mpf(delta))
     many = analytic_gaussian_sigma_many(1.0, [epsilon] * 200, delta)  # > 150 pairs: the array path
     assert many[0] == pytest.approx(s, rel=1e-12)
     assert gaussian_log_delta(many[0], 1.0, epsilon) <= math.log(delta)

@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 import dpcore
+from dpbook import reference as mpref
 from dpcore.rdp import (
     DEFAULT_RDP_ORDERS,
     RdpAccountant,
@@ -32,47 +33,6 @@ def gauss_logpdf(mean: float, sd: float):
 def laplace_logpdf(mean: float, scale: float):
     c = math.log(2 * scale)
     return lambda x: -np.abs(x - mean) / scale - c
-
-
-def mp_renyi(logp, logq, alpha, points):
-    """D_alpha by mpmath tanh-sinh quadrature at 40 digits (integrand given in mpmath terms)."""
-    with mp.workdps(40):
-        a = mp.mpf(alpha)
-        f = lambda x: mp.exp(a * logp(x) + (1 - a) * logq(x))  # noqa: E731
-        val = mp.quad(f, [-mp.inf, *[mp.mpf(p) for p in points], mp.inf])
-        return float(mp.log(val) / (a - 1))
-
-
-def mp_laplace_rdp(alpha, b, sens=1.0):
-    """Mironov's Proposition 6 evaluated at 60 digits (no overflow, no cancellation)."""
-    with mp.workdps(60):
-        a, r = mp.mpf(alpha), mp.mpf(sens) / mp.mpf(b)
-        inner = a / (2 * a - 1) * mp.exp((a - 1) * r) + (a - 1) / (2 * a - 1) * mp.exp(-a * r)
-        return float(mp.log(inner) / (a - 1))
-
-
-def mp_gaussian_delta(eps, mu):
-    """Balle & Wang (2018) privacy profile of a Gaussian mechanism with mu = sensitivity / sigma."""
-    eps, mu = mp.mpf(eps), mp.mpf(mu)
-    return mp.ncdf(mu / 2 - eps / mu) - mp.exp(eps) * mp.ncdf(-mu / 2 - eps / mu)
-
-
-def mp_gaussian_epsilon(mu, delta):
-    """Exact epsilon: root of delta(eps) = delta by bisection-safe Anderson iteration at 50 digits."""
-    with mp.workdps(50):
-        d = mp.mpf(delta)
-        lo, hi = mp.mpf(0), mp.mpf(1)
-        while mp_gaussian_delta(hi, mu) > d:
-            hi *= 2
-        for _ in range(400):  # plain bisection to 2^-400 relative: slow but unconditionally correct
-            mid = (lo + hi) / 2
-            if mp_gaussian_delta(mid, mu) > d:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo < mp.mpf(10) ** -40 * hi:
-                break
-        return float(hi)
 
 
 # ----------------------------------------------------------------------------- closed forms
@@ -104,12 +64,16 @@ def test_sensitivity_scaling():
 
 def test_closed_forms_against_mpmath_quadrature():
     for a, s in [(1.5, 1.0), (7.0, 0.7), (30.0, 3.0)]:
-        ref = mp_renyi(lambda x, s=s: -((x / s) ** 2) / 2, lambda x, s=s: -(((x - 1) / s) ** 2) / 2, a, [0, 1])
+        ref = float(
+            mpref.renyi_by_quadrature(
+                lambda x, s=s: -((x / s) ** 2) / 2, lambda x, s=s: -(((x - 1) / s) ** 2) / 2, a, [0, 1]
+            )
+        )
         # the normalising constants cancel: a*c + (1-a)*c = c, and exp(-c) integrates the Gaussian to 1
         ref += math.log(1 / (s * math.sqrt(2 * math.pi))) / (a - 1)
         assert gaussian_rdp(a, s) == pytest.approx(ref, rel=1e-12)
     for a, b in [(1.5, 1.0), (7.0, 0.7), (30.0, 3.0)]:
-        ref = mp_renyi(lambda x, b=b: -abs(x) / b, lambda x, b=b: -abs(x - 1) / b, a, [0, 1])
+        ref = float(mpref.renyi_by_quadrature(lambda x, b=b: -abs(x) / b, lambda x, b=b: -abs(x - 1) / b, a, [0, 1]))
         ref += math.log(1 / (2 * b)) / (a - 1)
         assert laplace_rdp(a, b) == pytest.approx(ref, rel=1e-12)
 
@@ -119,7 +83,7 @@ def test_laplace_rdp_stable_for_large_alpha_and_small_b():
     for b in [1e-3, 0.01, 0.1, 1.0, 100.0]:
         got = laplace_rdp(alphas, b)
         assert np.all(np.isfinite(got))
-        ref = np.array([mp_laplace_rdp(a, b) for a in alphas])
+        ref = np.array([float(mpref.laplace_rdp(a, b)) for a in alphas])
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)
     # limits: alpha -> 1 gives KL = r + e^{-r} - 1; alpha -> infinity gives r = sensitivity / b
     r = 0.5
@@ -174,7 +138,7 @@ ISSUE_VALUES = {  # (sigma, k) -> epsilon at delta = 1e-5, quoted in issue 6 to 
 
 @pytest.fixture(scope="module")
 def mp_exact():
-    return {key: mp_gaussian_epsilon(math.sqrt(key[1]) / key[0], 1e-5) for key in ISSUE_VALUES}
+    return {key: float(mpref.gaussian_epsilon(1.0, 1e-5, math.sqrt(key[1]) / key[0])) for key in ISSUE_VALUES}
 
 
 def test_issue_reference_values_by_mpmath(mp_exact):
@@ -226,7 +190,7 @@ def test_conversion_valid_against_exact_gaussian():
                 acc.compose_gaussian(sigma, count=k)
                 eps = acc.epsilon(delta)
                 with mp.workdps(40):
-                    assert mp_gaussian_delta(eps, math.sqrt(k) / sigma) <= delta, (sigma, k, delta)
+                    assert mpref.gaussian_delta(1.0, eps, math.sqrt(k) / sigma) <= delta, (sigma, k, delta)
                 eps_c, _ = classical_rdp_to_dp(acc.orders, acc.rdp, delta)
                 assert eps <= eps_c
 
@@ -284,7 +248,7 @@ def test_accountant_close_to_exact():
     for sigma, k in [(1.0, 10), (5.0, 100), (1.0, 1000)]:
         acc = RdpAccountant()
         acc.compose_gaussian(sigma, count=k)
-        exact = mp_gaussian_epsilon(math.sqrt(k) / sigma, 1e-5)
+        exact = float(mpref.gaussian_epsilon(1.0, 1e-5, math.sqrt(k) / sigma))
         assert exact <= acc.epsilon(1e-5) <= 1.10 * exact
 
 
