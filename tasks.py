@@ -8,6 +8,9 @@
     python3 tasks.py mutants [--only ID ...] [--write]
                             # inject each fault of benchmarks/mutants.toml; which tests/chapters catch it
     python3 tasks.py lint   # ruff check, ruff format --check (notebooks at 88 columns), mypy --strict dpcore
+    python3 tasks.py bench [NAME ...] [-- ARGS]
+                            # run benchmarks (gaussian, rdp, audit, import, calibration; default all):
+                            # each writes benchmarks/results/NAME.md; peers live in their own pinned venvs
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
 into it (again only when that file changed), so a fresh clone needs nothing but
@@ -321,13 +324,36 @@ def mutants(argv: list[str]) -> int:
     return 0 if all(by_chapters) else 1
 
 
+BENCHMARKS = {
+    "gaussian": "bench_gaussian.py",  # analytic sigma vs dp_accounting, autodp, diffprivlib, the seed's recipe
+    "rdp": "bench_rdp.py",  # RDP accountant and exact composition vs dp_accounting
+    "audit": "bench_audit.py",  # audited samples/s, peak memory at 10^9 samples
+    "import": "bench_import.py",  # import time of dpcore and dpbook
+    "calibration": "calibration_table.py",  # false-alarm rates of every check and its miscalibrated twin
+}
+
+
+def bench(argv: list[str]) -> int:
+    """Run the named benchmarks (all by default) one after the other; arguments after ``--`` go to each."""
+    names, _, extra = (argv[: argv.index("--")], "--", argv[argv.index("--") + 1 :]) if "--" in argv else (argv, "", [])
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark(s) {unknown}; choose from {', '.join(BENCHMARKS)}", file=sys.stderr)
+        return 2
+    ensure_env()
+    for name in names or list(BENCHMARKS):
+        print(f"== bench {name}", flush=True)
+        run(PY, ROOT / "benchmarks" / BENCHMARKS[name], *extra)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "_execute":  # internal: one chapter under one seed stream (runs in the venv)
         import json
 
         print(json.dumps(_execute_notebook(argv[1], int(argv[2]), argv[3])))
         return 0
-    if not argv or argv[0] not in ("book", "test", "sweep", "mutants", "lint"):
+    if not argv or argv[0] not in ("book", "test", "sweep", "mutants", "lint", "bench"):
         print(__doc__)
         return 2
     try:
@@ -339,6 +365,8 @@ def main(argv: list[str]) -> int:
             return mutants(argv[1:])
         elif argv[0] == "lint":
             lint()
+        elif argv[0] == "bench":
+            return bench(argv[1:])
         else:
             test(argv[1:])
     except subprocess.CalledProcessError as exc:

@@ -3,8 +3,8 @@
 
 One command (from the repository root):
 
-    .venv/bin/python benchmarks/bench_audit.py            # full run, includes 10^9 samples per side
-    .venv/bin/python benchmarks/bench_audit.py --quick    # skip the 10^9 run
+    python3 tasks.py bench audit            # full run, includes 10^9 samples per side
+    python3 tasks.py bench audit --quick    # skip the 10^9 run
 
 Writes benchmarks/results/audit.md. "Audited samples" counts mechanism outputs
 (both sides together) that were generated, validated and counted into the
@@ -32,7 +32,9 @@ import dpcore
 from dpcore.auditing import ReleaseOutputs, audit_epsilon
 from dpcore.mechanisms import LaplaceMechanism
 
-OUT = Path(__file__).resolve().parent / "results" / "audit.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import write_result  # noqa: E402
+
 CHUNK = 1 << 16
 
 
@@ -170,10 +172,7 @@ def main() -> None:
         "Storing 10^9 doubles would take 8 GB per side; the auditor keeps one 2^16-sample chunk and",
         "two integer histograms per worker.",
     ]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"\nwritten to {OUT}", file=sys.stderr)
+    write_result("audit", [*lines, ""])
 
 
 if __name__ == "__main__":

@@ -3,10 +3,10 @@
 
 One command, from the repository root (any Python >= 3.11)::
 
-    python3 benchmarks/bench_gaussian.py
+    python3 tasks.py bench gaussian
 
-On first use it creates the benchmark venv ``.venv-bench-gaussian`` next to
-this repository (override with ``BENCH_VENV=/path``), installs
+On first use it creates the benchmark venv ``.venv-bench-gaussian`` in the
+checkout (override with ``BENCH_VENV=/path``; see ``benchmarks/_harness.py``), installs
 ``benchmarks/requirements-gaussian.txt`` into it (pinned dp-accounting,
 autodp, diffprivlib 0.6.6 with scikit-learn < 1.6, mpmath, sympy) and
 re-executes itself there; dpcore is imported from this checkout.
@@ -28,30 +28,19 @@ Writes ``benchmarks/results/gaussian.md``.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-REQ = REPO / "benchmarks" / "requirements-gaussian.txt"
-VENV = Path(os.environ.get("BENCH_VENV", REPO / ".venv-bench-gaussian"))
-OUT = REPO / "benchmarks" / "results" / "gaussian.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import ROOT as REPO  # noqa: E402
+from _harness import peer_python, write_result  # noqa: E402
 
 
 def _bootstrap() -> None:
-    """Create/use the benchmark venv and re-run this script inside it."""
-    py = VENV / "bin" / "python"
-    if Path(sys.prefix).resolve() == VENV.resolve():
-        return
-    if not py.exists():
-        print(f"creating {VENV} ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-    stamp = VENV / ".requirements-gaussian.installed"
-    if not stamp.exists() or stamp.read_text() != REQ.read_text():
-        print(f"installing {REQ.name} into {VENV} ...", flush=True)
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", str(REQ)], check=True)
-        stamp.write_text(REQ.read_text())
-    os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
+    """Re-run this script inside the venv of requirements-gaussian.txt (created on first use)."""
+    py = peer_python("requirements-gaussian.txt")
+    if Path(sys.prefix).resolve() != py.parent.parent.resolve():
+        os.execv(str(py), [str(py), str(Path(__file__).resolve()), *sys.argv[1:]])
 
 
 if __name__ == "__main__":
@@ -282,10 +271,7 @@ def main() -> None:
         f"Total benchmark wall time: {time.perf_counter() - t_start:.0f} s.",
         "",
     ]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
-    print(f"wrote {OUT}")
+    write_result("gaussian", lines)
 
 
 if __name__ == "__main__":

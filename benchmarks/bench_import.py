@@ -1,6 +1,6 @@
 """Time to `import dpcore` in a fresh interpreter, and what it loads.
 
-One command: ``.venv/bin/python benchmarks/bench_import.py`` (writes
+One command: ``python3 tasks.py bench import`` (writes
 ``benchmarks/results/import.md``). Each figure is the median of 9 fresh
 processes' in-process time for the import statement (``time.perf_counter``
 around it), so interpreter start-up is not counted; a warm file-system cache is
@@ -14,7 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent / "results" / "import.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import write_result  # noqa: E402
+
 PROBE = (
     "import sys, time\n"
     "t = time.perf_counter()\n"
@@ -41,15 +43,14 @@ def main() -> None:
     lines = [
         "# Import time",
         "",
-        "`.venv/bin/python benchmarks/bench_import.py`: median of 9 fresh processes, the import statement alone.",
+        "`python3 tasks.py bench import`: median of 9 fresh processes, the import statement alone.",
         "",
         "| import | seconds | book machinery loaded |",
         "|---|---|---|",
         *[f"| `import {m}` | {t:.3f} | {h} |" for m, t, h in rows],
         "",
     ]
-    OUT.write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
+    write_result("import", lines)
 
 
 if __name__ == "__main__":

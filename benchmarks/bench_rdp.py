@@ -2,9 +2,9 @@
 
 One command, from the repository root:
 
-    .venv/bin/python benchmarks/bench_rdp.py
+    python3 tasks.py bench rdp
 
-It creates /work/main/.venv-bench-rdp (once) with the pinned packages of
+It creates .venv-bench-rdp in the checkout (once; ``benchmarks/_harness.py``) with the pinned packages of
 benchmarks/requirements-rdp.txt, runs the dp_accounting side there in a
 subprocess (``--worker``; dp_accounting is not a dpcore dependency), runs the
 dpcore side in this interpreter, computes the exact reference epsilons with
@@ -26,10 +26,8 @@ import sys
 import timeit
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH_VENV = ROOT / ".venv-bench-rdp"
-REQUIREMENTS = ROOT / "benchmarks" / "requirements-rdp.txt"
-RESULTS = ROOT / "benchmarks" / "results" / "rdp.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import ROOT, peer_python, write_result  # noqa: E402
 
 DELTA = 1e-5
 SETTINGS = [(sigma, k) for sigma in (1.0, 5.0) for k in (1, 10, 100, 1000)] + [(0.5, 1000), (20.0, 100)]
@@ -85,24 +83,6 @@ def worker(payload: dict) -> dict:
 # ----------------------------------------------------------------------------- driver
 
 
-def ensure_bench_venv() -> Path:
-    python = BENCH_VENV / "bin" / "python"
-    wanted = [line.split("==") for line in REQUIREMENTS.read_text().splitlines() if "==" in line]
-    if python.exists():
-        probe = subprocess.run(
-            [str(python), "-c", "import importlib.metadata as m, dp_accounting; print(m.version('dp-accounting'))"],
-            capture_output=True,
-            text=True,
-        )
-        pinned = dict(wanted)["dp-accounting"]
-        if probe.returncode == 0 and probe.stdout.strip() == pinned:
-            return python
-    print(f"creating {BENCH_VENV} with {REQUIREMENTS.name} ...", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", str(BENCH_VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)], check=True)
-    return python
-
-
 def mp_exact_epsilon(mu: float, delta: float) -> float:
     """Exact epsilon of a Gaussian mechanism with mu = sensitivity / sigma (dpbook.reference, 50 digits)."""
     sys.path.insert(0, str(ROOT))
@@ -125,7 +105,7 @@ def main() -> None:
     }
     payload = {"delta": DELTA, "settings": SETTINGS, "grids": grids, "pld_point": PLD_POINT}
 
-    python = ensure_bench_venv()
+    python = peer_python("requirements-rdp.txt")
     print("running dp_accounting side ...", flush=True)
     proc = subprocess.run(
         [str(python), __file__, "--worker"], input=json.dumps(payload), capture_output=True, text=True, check=True
@@ -216,10 +196,7 @@ def main() -> None:
         "The PLD accountant at sigma = 0.5, k = 1000 (about 2 minutes) is not run.",
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
-    print(f"wrote {RESULTS}")
+    write_result("rdp", lines)
 
 
 if __name__ == "__main__":

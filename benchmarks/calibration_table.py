@@ -3,7 +3,7 @@
 
 One command (from the repository root, about a minute on one core):
 
-    .venv/bin/python benchmarks/calibration_table.py
+    python3 tasks.py bench calibration
 
 Writes benchmarks/results/calibration.md: (1) dpbook.calibration.calibration_suite,
 each real check against its miscalibrated twin of dpbook.flawed, with the number
@@ -22,11 +22,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _harness import write_result  # noqa: E402
 
 from dpbook import calibration as C  # noqa: E402
 from dpcore.gaussian import gaussian_delta  # noqa: E402
-
-OUT = Path(__file__).resolve().parent / "results" / "calibration.md"
 
 
 def t3(gen: np.random.Generator, size: int) -> np.ndarray:
@@ -116,8 +117,7 @@ def main() -> None:
             f"| {label} | " + ", ".join(f"{s:g}: {r:.3f}" for s, r in zip(pc.shifts, pc.rates, strict=True)) + " |"
         )
     lines += ["", f"Total time: {time.time() - t0:.0f} s.", ""]
-    OUT.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_result("calibration", lines)
 
 
 if __name__ == "__main__":
