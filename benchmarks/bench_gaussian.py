@@ -74,28 +74,10 @@ GRID = [(float(e), float(d)) for e in EPS for d in DELTA]
 # ----------------------------------------------------------------------------- the truth
 # ----------------------------------------------------------------------------- contenders
 def seed_recipe(epsilon: float, delta: float, *, fixed: bool) -> float:
-    """Seed 002's code, verbatim except that epsilon/delta/sensitivity are arguments.
+    """Seed 002's code (dpbook.flawed.seed_002_sigma: verbatim but for the NumPy >= 2.4 fix), sensitivity 1."""
+    from dpbook.flawed import seed_002_sigma
 
-    ``fixed=False`` keeps its ``np.sqrt(x**2 + 1)`` (the seed's code); ``fixed=True``
-    uses ``np.sqrt(x**2 + epsilon)`` as its own equation says. One change is
-    needed to run it at all on NumPy >= 2.4: ``fsolve`` passes ``x`` as a shape-(1,)
-    array, which ``quad`` no longer accepts as an integration limit
-    (``TypeError: only 0-dimensional arrays can be converted to Python
-    scalars``), so ``F`` takes its single element.
-    """
-    sensitivity = 1.0
-    k = epsilon if fixed else 1
-
-    def F(x):
-        x = float(np.asarray(x).reshape(-1)[0])  # the NumPy-2 fix; the seed passes x as is
-        return quad(lambda t: np.exp(-(t**2)), 0, x)[0]
-
-    def G(x, C):
-        return (math.e**epsilon) * F(np.sqrt(x**2 + k)) - F(x) - C
-
-    C = (2 * delta + math.e**epsilon - 1) * math.sqrt(math.pi) / 2
-    X = fsolve(lambda x: G(x, C), np.array([2.0]))[0]
-    return sensitivity / (math.sqrt(2) * (math.sqrt(X**2 + epsilon) - X))
+    return float(seed_002_sigma(epsilon, delta, 1.0, fixed=fixed))
 
 
 def make_contenders():

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
-__all__ = ["RESULTS", "markdown_as_html", "benchmark_table"]
+__all__ = ["RESULTS", "markdown_as_html", "benchmark_table", "table", "errata_table"]
 
 #: where the benchmark scripts write their tables (``tasks.py bench``)
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
@@ -66,3 +68,38 @@ def benchmark_table(name: str) -> object:
     if not path.is_file():
         raise ValueError(f"name: no benchmark table {path}; run `python3 tasks.py bench {name}`")
     return HTML(markdown_as_html(path.read_text(encoding="utf-8")))
+
+
+def table(rows: Sequence[Sequence[Any]], headers: Sequence[str], formats: Sequence[str] | None = None) -> object:
+    """An HTML table (``IPython.display.HTML``) of ``rows``, each cell escaped and formatted by ``formats``.
+
+    ``formats`` gives a format spec per column (``""`` for ``str``), e.g.
+    ``["", ".0e", ".6g"]``.
+
+    Raises
+    ------
+    ValueError
+        If a row or ``formats`` has another length than ``headers``.
+    """
+    from IPython.display import HTML
+
+    n = len(headers)
+    specs = list(formats) if formats is not None else [""] * n
+    if len(specs) != n or any(len(r) != n for r in rows):
+        raise ValueError(f"rows and formats must have {n} columns, as headers")
+    cells = [
+        [html.escape(format(v, f) if f else str(v), quote=False) for v, f in zip(r, specs, strict=True)] for r in rows
+    ]
+    return HTML(tabulate(cells, headers=list(headers), tablefmt="unsafehtml", disable_numparse=True))
+
+
+def errata_table(chapter: str) -> object:
+    """The errata a chapter demonstrates, from the ledger's claims files: id, what the seed says, what is correct."""
+    from . import ledger
+
+    rows = [
+        (c.id, c.seed_says, c.correct) for c in ledger.claims().values() if c.kind == "erratum" and c.chapter == chapter
+    ]
+    if not rows:
+        raise ValueError(f"chapter: no errata declared for {chapter!r}")
+    return table(rows, ["id", "seed says", "correct"])

@@ -38,6 +38,7 @@ __all__ = [
     "laplace_stray_factor_two",
     "laplace_per_coordinate_sensitivity",
     "gaussian_variance_as_std",
+    "seed_002_sigma",
     # miscalibrated twins of the statistical checks (see dpbook.calibration)
     "probability_result_unsplit_alpha",
     "check_probability_unsplit_alpha",
@@ -109,6 +110,36 @@ def gaussian_variance_as_std(value: ArrayLike, sigma: float, rng: RNGLike = None
     """
     sigma = check_positive_finite("sigma", sigma)
     return release_with_noise(value, lambda gen, shape: gen.normal(0.0, sigma**2, size=shape), rng)
+
+
+def seed_002_sigma(
+    epsilon: float, delta: float, sensitivity: float = 1.0, *, fixed: bool = False, full_output: bool = False
+) -> Any:
+    """Seed 002's analytic-Gaussian code, as a function of (epsilon, delta, sensitivity).
+
+    ``fixed=False`` keeps the seed's ``np.sqrt(x**2 + 1)``; ``fixed=True`` uses
+    ``np.sqrt(x**2 + epsilon)``, as the seed's own equation says. One change
+    is needed to run it at all on NumPy >= 2.4: ``fsolve`` passes ``x`` as a
+    shape-(1,) array, which ``quad`` no longer accepts as an integration limit,
+    so ``F`` takes its single element. ``full_output=True`` returns
+    ``(sigma, ier, msg)`` of ``fsolve``.
+    """
+    from scipy import optimize
+    from scipy.integrate import quad
+
+    k = epsilon if fixed else 1
+
+    def F(x):  # type: ignore[no-untyped-def]
+        x = float(np.asarray(x).reshape(-1)[0])  # needed on NumPy >= 2.4
+        return quad(lambda t: np.exp(-(t**2)), 0, x)[0]
+
+    def G(x, C):  # type: ignore[no-untyped-def]
+        return (math.e**epsilon) * F(np.sqrt(x**2 + k)) - F(x) - C
+
+    C = (2 * delta + math.e**epsilon - 1) * math.sqrt(math.pi) / 2
+    X, info, ier, msg = optimize.fsolve(lambda x: G(x, C), np.array([2.0]), full_output=True)
+    sig = sensitivity / (math.sqrt(2) * (math.sqrt(X[0] ** 2 + epsilon) - X[0]))
+    return (sig, ier, msg) if full_output else sig
 
 
 # --------------------------------------------------------------------------- miscalibrated twins

@@ -25,3 +25,20 @@ def test_every_committed_benchmark_table_renders_and_a_missing_one_is_an_error()
         assert not any(line.startswith("|") for line in html.splitlines()), path
     with pytest.raises(ValueError, match="tasks.py bench"):
         display.benchmark_table("no-such-benchmark")
+
+
+def test_table_escapes_formats_and_checks_its_shape() -> None:
+    html = display.table([(0.5, 1e-60, "<b>"), (2.0, 1e-5, "x")], ["e", "d", "s"], ["", ".0e", ""]).data
+    assert "<td>1e-60</td>" in html and "&lt;b&gt;" in html and "<th>e" in html
+    with pytest.raises(ValueError, match="columns"):
+        display.table([(1, 2)], ["a", "b", "c"])
+
+
+def test_errata_table_is_generated_from_the_claims_files() -> None:
+    from dpbook import ledger
+
+    html = display.errata_table("03_laplace_mechanism").data
+    ids = [c.id for c in ledger.claims().values() if c.kind == "erratum" and c.chapter == "03_laplace_mechanism"]
+    assert ids and all(i in html for i in ids)
+    with pytest.raises(ValueError, match="chapter"):
+        display.errata_table("no_such_chapter")

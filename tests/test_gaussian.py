@@ -274,3 +274,15 @@ def test_gaussian_delta_limits_without_warnings():
     assert gaussian_epsilon(1.0, 1 - 1e-12) == 0.0  # delta(0) = erf(1/(2 sqrt 2)) < 1 - 1e-12
     e = gaussian_epsilon(1e-8, 1e-5)
     assert gaussian_delta(1e-8, 1.0, e) <= 1e-5 and e == pytest.approx(0.5e16, rel=1e-3)
+
+
+def test_seed_002_code_is_exact_only_at_epsilon_one() -> None:
+    seed = dpbook.flawed.seed_002_sigma
+    # the seed's example: epsilon = 1 (where sqrt(x**2 + 1) = sqrt(x**2 + epsilon)), sensitivity sqrt 2
+    assert seed(1.0, 1e-5, math.sqrt(2)) == pytest.approx(analytic_gaussian_sigma(math.sqrt(2), 1.0, 1e-5), rel=1e-9)
+    # elsewhere the code solves another equation; with the equation's sqrt(x**2 + epsilon) it is right again
+    exact = analytic_gaussian_sigma(1.0, 0.1, 1e-5)
+    assert seed(0.1, 1e-5) / exact - 1 > 0.3  # 36 % too much noise
+    assert seed(0.1, 1e-5, fixed=True) == pytest.approx(exact, rel=1e-6)
+    sig, ier, msg = seed(2.0, 1e-5, full_output=True)
+    assert ier != 1 and isinstance(msg, str)  # fsolve reports that it did not converge; the seed never looks
