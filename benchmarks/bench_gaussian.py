@@ -59,8 +59,6 @@ sys.path.insert(0, str(REPO))
 
 import mpmath as mp  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy.integrate import quad  # noqa: E402
-from scipy.optimize import fsolve  # noqa: E402
 
 import dpcore  # noqa: E402
 from dpbook import reference as mpref  # noqa: E402
