@@ -37,7 +37,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
-from ._validation import RNGLike, as_generator, check_positive_finite, check_positive_int, check_probability_open
+from ._validation import (
+    RNGLike,
+    as_generator,
+    as_seed_sequence,
+    check_positive_finite,
+    check_positive_int,
+    check_probability_open,
+)
 
 special = lazy_module("scipy.special")
 stats = lazy_module("scipy.stats")
@@ -54,6 +61,7 @@ __all__ = [
     "check_mean",
     "check_variance",
     "check_cdf",
+    "check_law",
     "median_of_means_radius",
 ]
 
@@ -648,3 +656,61 @@ def check_cdf(
         method="DKW (Massart constant), sup over grid",
         details={"grid_points": int(g.size), "argmax": float(g[worst]), "dkw_radius": t},
     )
+
+
+def check_law(
+    sampler: Sampler,
+    n: int,
+    *,
+    cdf: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    mean: float,
+    variance: float,
+    variance_bound: float,
+    kurtosis_bound: float,
+    event: Callable[[NDArray[np.float64]], NDArray[np.bool_]],
+    event_probability: float,
+    grid: NDArray[np.float64] | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    rng: RNGLike = None,
+    chunk_size: int = DEFAULT_CHUNK,
+    name: str = "",
+) -> list[CheckResult]:
+    r"""Test a claimed law of ``sampler`` four ways: its CDF, mean, variance and one event's probability.
+
+    The four checks are :func:`check_cdf` (DKW), :func:`check_mean` (median of
+    means, premise: variance at most ``variance_bound``), :func:`check_variance`
+    (median of means over disjoint pairs, premise: kurtosis at most
+    ``kurtosis_bound``) and :func:`check_probability` (Clopper--Pearson), each
+    at level :math:`\alpha/4` on its own stream (``SeedSequence.spawn``), so a
+    true claim fails any of them with probability at most ``alpha`` (union
+    bound). The premises are separate from the claims, so that a wrong
+    claimed variance does not change the mean check's interval.
+
+    Returns
+    -------
+    list of CheckResult
+        CDF, mean, variance and event checks, in that order, named
+        ``"<check> (name)"``.
+
+    Raises
+    ------
+    ValueError
+        As the four checks.
+    """
+    alpha = check_probability_open("alpha", alpha)
+    a = alpha / 4
+    streams: list[RNGLike]
+    if isinstance(rng, np.random.Generator):
+        streams = [rng] * 4
+    else:
+        streams = list(as_seed_sequence(rng).spawn(4))
+    label = f" ({name})" if name else ""
+    common: dict[str, Any] = {"alpha": a, "chunk_size": chunk_size}
+    return [
+        check_cdf(sampler, n, cdf, grid=grid, rng=streams[0], name=f"CDF{label}", **common),
+        check_mean(sampler, n, mean, variance_bound=variance_bound, rng=streams[1], name=f"mean{label}", **common),
+        check_variance(
+            sampler, n, variance, kurtosis_bound=kurtosis_bound, rng=streams[2], name=f"variance{label}", **common
+        ),
+        check_probability(sampler, event, n, event_probability, rng=streams[3], name=f"event{label}", **common),
+    ]

@@ -194,3 +194,26 @@ def test_probability_acceptance_matches_direct_sum() -> None:
         dpcore.probability_acceptance(n, 1.5, c)
     with pytest.raises(ValueError, match="alternative"):
         dpcore.probability_acceptance(n, p, c, alternative="greter")  # type: ignore[arg-type]
+
+
+def test_check_law_four_checks_pass_on_the_truth_and_each_fails_on_its_wrong_claim():
+    lap = lambda g, n: dpcore.LaplaceMechanism(0.5).sample(3.0, n, g)  # noqa: E731
+    truth = dict(
+        cdf=stats.laplace(3.0, 0.5).cdf,
+        mean=3.0,
+        variance=0.5,
+        variance_bound=0.5,
+        kurtosis_bound=6,
+        event=lambda v: np.abs(v - 3.0) > 1.0,
+        event_probability=float(np.exp(-2)),
+    )
+    ok = dpcore.check_law(lap, 200_000, **truth, rng=5, name="Lap(3, 0.5)")
+    assert [r.name for r in ok] == [f"{k} (Lap(3, 0.5))" for k in ("CDF", "mean", "variance", "event")]
+    assert all(r.passed and r.alpha == 1e-6 / 4 for r in ok), ok
+    wrong = {"cdf": stats.norm(3.0, 0.5).cdf, "mean": 3.1, "variance": 0.25, "event_probability": np.exp(-2) / 2}
+    for i, (key, value) in enumerate(wrong.items()):
+        res = dpcore.check_law(lap, 200_000, **{**truth, key: value}, rng=6)
+        assert not res[i].passed, (key, res[i])
+        assert all(r.passed for j, r in enumerate(res) if j != i), (key, res)
+    # a Generator is used as it is (the four checks then draw one after another from it)
+    assert all(r.passed for r in dpcore.check_law(lap, 50_000, **truth, rng=np.random.default_rng(1)))
