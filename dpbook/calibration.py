@@ -312,15 +312,7 @@ def replications_for(
 
 def _children(rng: RNGLike, replications: int) -> list[np.random.SeedSequence]:
     """``replications`` independent child streams of one root SeedSequence."""
-    if isinstance(rng, np.random.Generator):
-        root = np.random.SeedSequence([int(v) for v in rng.integers(0, 2**63, size=4)])
-    else:
-        root = as_seed_sequence(rng)
-    return root.spawn(replications)
-
-
-def _root_generator(rng: RNGLike) -> np.random.Generator:
-    return as_generator(rng)
+    return as_seed_sequence(rng).spawn(replications)
 
 
 def _count(
@@ -446,7 +438,7 @@ def calibrate_probability_result(
     alpha = _check_alpha(alpha)
     replications = check_positive_int("replications", replications)
     claimed = _shifted_probability(p, shift)
-    hits = _root_generator(rng).binomial(n, p, size=replications)
+    hits = as_generator(rng).binomial(n, p, size=replications)
     # one check per distinct count: the verdict is a function of the count
     values, counts = np.unique(hits, return_counts=True)
     rejections = 0
@@ -538,7 +530,7 @@ def calibrate_clopper_pearson(
     replications = check_positive_int("replications", replications)
     if side not in ("both", "lower", "upper"):
         raise ValueError(f"side must be 'both', 'lower' or 'upper'; got {side!r}")
-    hits = _root_generator(rng).binomial(n, p, size=replications)
+    hits = as_generator(rng).binomial(n, p, size=replications)
     if side == "both":
         fn = interval if interval is not None else _two_sided_cp
         lo, hi = fn(hits, n, alpha)

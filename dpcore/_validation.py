@@ -59,12 +59,15 @@ def seed_offset() -> int:
     return int(raw)
 
 
-def as_seed_sequence(rng: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
+def as_seed_sequence(rng: RNGLike) -> np.random.SeedSequence:
     """Turn a seed into a :class:`numpy.random.SeedSequence`: the one place seeds become streams.
 
     ``None`` draws fresh OS entropy; a ``SeedSequence`` is used as it is; an
     int seed *s* gives ``SeedSequence(s)``, or ``SeedSequence([s, k])`` when
-    the seed-stream offset *k* = :func:`seed_offset` is not 0.
+    the seed-stream offset *k* = :func:`seed_offset` is not 0; a ``Generator``
+    gives the ``SeedSequence`` of 256 bits drawn from it (so the root of a
+    tree of streams, ``.spawn(...)``, is reproducible from the generator's state,
+    and the generator advances).
 
     Raises
     ------
@@ -76,6 +79,8 @@ def as_seed_sequence(rng: int | np.random.SeedSequence | None) -> np.random.Seed
         return np.random.SeedSequence()
     if isinstance(rng, np.random.SeedSequence):
         return rng
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence([int(w) for w in rng.integers(0, 2**63, size=4)])
     if isinstance(rng, bool) or not isinstance(rng, numbers.Integral):
         raise ValueError(
             f"rng must be None, a non-negative int, a numpy SeedSequence or a numpy Generator; got {type(rng).__name__}"

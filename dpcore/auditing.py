@@ -331,14 +331,6 @@ def _counter_size(counter: _Grid | _Thresholds) -> int:
     return counter.bins + 2 if isinstance(counter, _Grid) else counter.size
 
 
-def _root_seed(rng: RNGLike) -> np.random.SeedSequence:
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence([int(v) for v in rng.integers(0, 2**63, size=4)])
-    return as_seed_sequence(rng)
-
-
 def _choose_grid(x: NDArray[np.float64], bins: int) -> _Grid:
     """A uniform grid chosen from pilot samples (selection data only)."""
     lo, hi = float(x.min()), float(x.max())
@@ -464,7 +456,7 @@ def audit_epsilon(
     if not callable(mechanism):
         raise ValueError(f"mechanism must be callable as mechanism(data, size, rng); got {mechanism!r}")
     alpha = 1.0 - confidence
-    root = _root_seed(rng)
+    root = as_seed_sequence(rng)
     entropy, pool = root.entropy, root.pool_size
     base = tuple(root.spawn_key)
 

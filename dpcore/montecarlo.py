@@ -699,11 +699,7 @@ def check_law(
     """
     alpha = check_probability_open("alpha", alpha)
     a = alpha / 4
-    streams: list[RNGLike]
-    if isinstance(rng, np.random.Generator):
-        streams = [rng] * 4
-    else:
-        streams = list(as_seed_sequence(rng).spawn(4))
+    streams = as_seed_sequence(rng).spawn(4)
     label = f" ({name})" if name else ""
     common: dict[str, Any] = {"alpha": a, "chunk_size": chunk_size}
     return [

@@ -215,5 +215,5 @@ def test_check_law_four_checks_pass_on_the_truth_and_each_fails_on_its_wrong_cla
         res = dpcore.check_law(lap, 200_000, **{**truth, key: value}, rng=6)
         assert not res[i].passed, (key, res[i])
         assert all(r.passed for j, r in enumerate(res) if j != i), (key, res)
-    # a Generator is used as it is (the four checks then draw one after another from it)
+    # a Generator seeds the four streams (256 bits drawn from it)
     assert all(r.passed for r in dpcore.check_law(lap, 50_000, **truth, rng=np.random.default_rng(1)))
