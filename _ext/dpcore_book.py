@@ -162,14 +162,13 @@ def _title_nodes(env: Any, chapter: str) -> list[nodes.Node]:
 
 
 def _seed_label(srcdir: Path, seed: str) -> str:
+    """``seed 000 (title)`` from ``dpbook/claims/seeds.toml``: nothing outside the repository is read."""
     if not seed:
         return "(no seed)"
-    for base in (srcdir.parent / "shared" / "seeds", srcdir / ".." / ".." / "shared" / "seeds"):
-        if base.is_dir():
-            hits = sorted(p.name for p in base.glob(f"{seed}_*"))
-            if hits:
-                return f"seed {hits[0]}"
-    return f"seed {seed}"
+    from dpbook.ledger import seeds
+
+    known = seeds().get(seed)
+    return f"seed {seed} ({known['title']})" if known else f"seed {seed}"
 
 
 class ledger_pending(nodes.General, nodes.Element):

@@ -58,9 +58,21 @@ from typing import Any, Literal
 
 from .evidence import BOOK_ALPHA, Evidence, as_evidence
 
-__all__ = ["Claim", "Record", "Verdict", "claims", "get_claim", "record", "load_results", "anchor", "CLAIMS_DIR"]
+__all__ = [
+    "Claim",
+    "Record",
+    "Verdict",
+    "claims",
+    "seeds",
+    "get_claim",
+    "record",
+    "load_results",
+    "anchor",
+    "CLAIMS_DIR",
+]
 
 CLAIMS_DIR = Path(__file__).with_name("claims")
+SEEDS_FILE = Path(__file__).with_name("seeds.toml")
 _REQUIRED = ("id", "chapter", "statement", "seed", "passage", "kind")
 
 
@@ -76,6 +88,23 @@ class Claim:
     kind: Literal["claim", "erratum"]
     seed_says: str = ""
     correct: str = ""
+
+
+@lru_cache(maxsize=1)
+def seeds() -> dict[str, dict[str, str]]:
+    """The source articles by id (``"000"`` ...): their ``file`` name and ``title``, from ``dpbook/seeds.toml``.
+
+    Raises
+    ------
+    ValueError
+        If an entry lacks ``file`` or ``title``.
+    """
+    with SEEDS_FILE.open("rb") as fh:
+        table = tomllib.load(fh)["seed"]
+    for key, entry in table.items():
+        if not (entry.get("file") and entry.get("title")):
+            raise ValueError(f"seeds.toml: seed {key} needs a file and a title")
+    return {str(k): dict(v) for k, v in table.items()}
 
 
 @lru_cache(maxsize=1)
@@ -103,6 +132,8 @@ def claims() -> dict[str, Claim]:
                 raise ValueError(f"{path.name}: erratum {entry['id']} needs seed_says and correct")
             if entry["id"] in out:
                 raise ValueError(f"{path.name}: claim id {entry['id']} is declared twice")
+            if entry["seed"] and entry["seed"] not in seeds():
+                raise ValueError(f"{path.name}: claim {entry['id']}: unknown seed {entry['seed']!r} (see seeds.toml)")
             unknown = set(entry) - set(Claim.__dataclass_fields__)
             if unknown:
                 raise ValueError(f"{path.name}: claim {entry['id']} has unknown field(s) {sorted(unknown)}")

@@ -94,6 +94,7 @@ def test_bad_declarations_are_refused(tmp_path: Path, monkeypatch: pytest.Monkey
         "kind": '[[claim]]\nid = "x.a"\nchapter = "c"\nstatement = "s"\nseed = ""\npassage = ""\nkind = "maybe"\n',
         "erratum": '[[claim]]\nid = "erratum.000.a"\nchapter = "c"\nstatement = "s"\nseed = "000"\n'
         'passage = "p"\nkind = "erratum"\n',
+        "seed": '[[claim]]\nid = "x.a"\nchapter = "c"\nstatement = "s"\nseed = "009"\npassage = ""\nkind = "claim"\n',
     }
     for name, text in cases.items():
         d = tmp_path / name
@@ -101,9 +102,19 @@ def test_bad_declarations_are_refused(tmp_path: Path, monkeypatch: pytest.Monkey
         (d / "c.toml").write_text(text)
         monkeypatch.setattr(ledger, "CLAIMS_DIR", d)
         ledger.claims.cache_clear()
+        ledger.seeds.cache_clear()
         with pytest.raises(ValueError):
             ledger.claims()
     ledger.claims.cache_clear()
+    ledger.seeds.cache_clear()
+
+
+def test_the_seeds_table_names_the_shared_articles() -> None:
+    table = ledger.seeds()
+    assert sorted(table) == ["000", "001", "002", "003", "004"]
+    shared = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+    if shared.is_dir():  # the articles are not in the repository; where they are beside it, the names match
+        assert sorted(e["file"] for e in table.values()) == sorted(p.name for p in shared.glob("*.txt"))
 
 
 def _mc(claimed: float, seed: int, alpha: float = 5e-7) -> dpcore.CheckResult:
