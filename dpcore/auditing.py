@@ -196,6 +196,11 @@ class AuditEvent:
     q_upper: float
     epsilon_lower: float
 
+    def __str__(self) -> str:
+        """The event as the numerator side sees it, e.g. ``M(d') >= 1.032``."""
+        side = "M(d)" if self.numerator == "d" else "M(d')"
+        return f"{side} {'<' if self.tail == 'lower' else '>='} {self.threshold:.4g}"
+
 
 @dataclass(frozen=True)
 class AuditResult:
@@ -240,13 +245,10 @@ class AuditResult:
     )
 
     def __str__(self) -> str:
-        b = self.best
-        side = "M(d)" if b.numerator == "d" else "M(d')"
-        rel = "<" if b.tail == "lower" else ">="
         return (
             f"epsilon >= {self.epsilon_lower:.4f} with confidence {self.confidence:g} "
             f"(delta={self.delta:g}; {self.n_samples:,} samples per side, "
-            f"{self.n_estimation:,} for estimation; best event: {side} {rel} {b.threshold:.4g})"
+            f"{self.n_estimation:,} for estimation; best event: {self.best})"
         )
 
 

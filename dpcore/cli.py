@@ -361,7 +361,7 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         ["claimed epsilon", "—" if claimed is None else claimed],
         ["epsilon lower bound", res.epsilon_lower],
         ["confidence", confidence],
-        ["best event", str(res).split("best event: ", 1)[-1].rstrip(")")],
+        ["best event", str(res.best)],
         ["verdict", verdict],
     ]
     return result, _table(rows, ["audit", "value"])
