@@ -96,7 +96,8 @@ def main() -> None:
     import numpy as np
 
     import dpcore
-    from dpcore.rdp import DEFAULT_RDP_ORDERS, RdpAccountant, exact_gaussian_composition_epsilon
+    from dpcore.gaussian import exact_gaussian_composition_epsilon
+    from dpcore.rdp import DEFAULT_RDP_ORDERS, RdpAccountant
 
     their_default = [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024]
     grids = {

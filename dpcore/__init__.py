@@ -10,11 +10,13 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.laplace` -- Laplace scale and mechanism;
 * :mod:`dpcore.sensitivity` -- brute-force global sensitivity over small universes;
 * :mod:`dpcore.attacks` -- attacks on releases (differencing, likelihood-ratio tests);
-* :mod:`dpcore.privacy_loss` -- privacy-loss and event-ratio computations;
+* :mod:`dpcore.privacy_loss` -- the Laplace mechanism's privacy loss and exact event probabilities;
+* :mod:`dpcore.event_ratios` -- confidence bounds on event ratios from samples;
 * :mod:`dpcore.gaussian` -- (epsilon, delta) Gaussian mechanism, classic and analytic;
 * :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
 * :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
+* :mod:`dpcore.floating_point` -- the textbook float Laplace mechanism and Mironov's attack on it;
 * :mod:`dpcore.montecarlo` -- Monte Carlo claims as hypothesis tests;
 * :mod:`dpcore.independence` -- exact tests that draws (chunked, threaded) are independent;
 """
@@ -23,6 +25,8 @@ from . import (
     attacks,
     auditing,
     discrete,
+    event_ratios,
+    floating_point,
     gaussian,
     independence,
     laplace,
@@ -36,6 +40,8 @@ from ._validation import as_generator, as_seed_sequence, seed_offset
 from .attacks import *  # noqa: F403
 from .auditing import *  # noqa: F403
 from .discrete import *  # noqa: F403
+from .event_ratios import *  # noqa: F403
+from .floating_point import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .laplace import *  # noqa: F403
 from .mechanisms import *  # noqa: F403
@@ -80,4 +86,6 @@ __all__ = [
     *rdp.__all__,
     *auditing.__all__,
     *discrete.__all__,
+    *event_ratios.__all__,
+    *floating_point.__all__,
 ]

@@ -51,7 +51,6 @@ __all__ = [
     "laplace_optimal_test_success",
     "optimal_test_success_numeric",
     "attack_trial_sampler",
-    "randomized_response",
     "attribute_inference_sampler",
 ]
 
@@ -365,28 +364,6 @@ def attack_trial_sampler(
         return np.asarray(guess == secret, dtype=np.float64)
 
     return sampler
-
-
-def randomized_response(bits: ArrayLike, epsilon: float, rng: RNGLike = None) -> NDArray[np.int64]:
-    r"""Warner's randomized response: report each bit truthfully w.p. :math:`e^\varepsilon/(1+e^\varepsilon)`.
-
-    It is :math:`\varepsilon`-DP for one bit (the two output probabilities
-    differ by exactly the factor :math:`e^\varepsilon`), and the test "believe
-    the report" succeeds with probability exactly :math:`e^\varepsilon/(1+e^\varepsilon)`:
-    the bound of :func:`dp_test_success_bound` is attained (Kairouz et al. 2015).
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is not finite and > 0, or a bit is not 0 or 1.
-    """
-    p = dp_test_success_bound(epsilon)
-    arr = check_finite_array("bits", bits)
-    if not np.all((arr == 0) | (arr == 1)):
-        raise ValueError("bits must be 0 or 1")
-    arr = arr.astype(np.int64)
-    keep = as_generator(rng).random(arr.shape) < p
-    return np.where(keep, arr, 1 - arr)
 
 
 def attribute_inference_sampler(

@@ -83,8 +83,8 @@ from ._validation import (
     check_positive_int,
     check_probability_open,
 )
+from .event_ratios import EventRatioBounds, sample_interval_ratio_bounds
 from .montecarlo import clopper_pearson_bounds
-from .privacy_loss import EventRatioBounds, sample_interval_ratio_bounds
 
 __all__ = [
     "AuditEvent",

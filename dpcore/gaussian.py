@@ -64,6 +64,7 @@ from ._validation import (
     check_nonnegative_finite_array,
     check_positive_finite,
     check_positive_finite_array,
+    check_positive_int,
     check_probability_open,
 )
 
@@ -77,6 +78,7 @@ __all__ = [
     "analytic_gaussian_sigma",
     "analytic_gaussian_sigma_many",
     "gaussian_mechanism",
+    "exact_gaussian_composition_epsilon",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -701,3 +703,31 @@ def gaussian_mechanism(
     else:
         raise ValueError(f"calibration must be 'analytic' or 'classic'; got {calibration!r}")
     return release_with_noise(value, lambda gen, shape: gen.normal(0.0, sigma, size=shape), rng)
+
+
+# --------------------------------------------------------------------------- exact Gaussian composition
+
+
+def exact_gaussian_composition_epsilon(sigma: float, count: int, delta: float, sensitivity: float = 1.0) -> float:
+    r"""Exact epsilon at ``delta`` of ``count`` composed Gaussian mechanisms.
+
+    ``count`` Gaussian mechanisms with noise :math:`\sigma` on queries of L2
+    sensitivity :math:`\Delta` release a vector whose privacy-loss law is
+    that of one Gaussian mechanism with sensitivity :math:`\sqrt{k}\,\Delta`
+    (the Gaussian is rotation invariant; Dong, Roth & Su 2022, Corollary 3.3),
+    so the answer is :func:`dpcore.gaussian.gaussian_epsilon` with that
+    sensitivity: the exact inverse of the privacy profile of Balle & Wang
+    (2018), :math:`\delta(\varepsilon) = \Phi(\mu/2 - \varepsilon/\mu) - e^\varepsilon\Phi(-\mu/2-\varepsilon/\mu)`,
+    :math:`\mu = \sqrt{k}\Delta/\sigma`.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` or ``sensitivity`` is <= 0, ``count`` < 1, or ``delta``
+        outside (0, 1).
+    """
+    sigma = check_positive_finite("sigma", sigma)
+    count = check_positive_int("count", count)
+    delta = check_probability_open("delta", delta)
+    sensitivity = check_positive_finite("sensitivity", sensitivity)
+    return float(gaussian_epsilon(sigma, delta, sensitivity=math.sqrt(count) * sensitivity))

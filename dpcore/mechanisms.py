@@ -42,12 +42,13 @@ from ._lazy import lazy_module
 from ._release import release_with_noise
 from ._validation import (
     RNGLike,
+    as_generator,
+    check_finite_array,
     check_nonnegative_finite_array,
     check_positive_finite,
     check_positive_int,
     check_probability_open,
 )
-from .attacks import randomized_response
 from .discrete import as_fraction, sample_discrete_laplace
 from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon
 from .laplace import laplace_noise, laplace_scale
@@ -63,6 +64,7 @@ __all__ = [
     "DiscreteLaplaceMechanism",
     "RandomizedResponse",
     "mechanism_classes",
+    "randomized_response",
 ]
 
 
@@ -344,6 +346,29 @@ class DiscreteLaplaceMechanism(Mechanism):
         out = special.logsumexp(cols, axis=-1) / (a - 1)
         out = np.maximum(out, 0.0)  # a divergence is >= 0; only rounding can take the sum below
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
+
+
+def randomized_response(bits: ArrayLike, epsilon: float, rng: RNGLike = None) -> NDArray[np.int64]:
+    r"""Warner's randomized response: report each bit truthfully w.p. :math:`e^\varepsilon/(1+e^\varepsilon)`.
+
+    It is :math:`\varepsilon`-DP for one bit (the two output probabilities
+    differ by exactly the factor :math:`e^\varepsilon`), and the test "believe
+    the report" succeeds with probability exactly :math:`e^\varepsilon/(1+e^\varepsilon)`:
+    the bound of :func:`dpcore.dp_test_success_bound` is attained (Kairouz et
+    al. 2015). :class:`RandomizedResponse` is the same mechanism as an object.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is not finite and > 0, or a bit is not 0 or 1.
+    """
+    p = float(special.expit(check_positive_finite("epsilon", epsilon)))  # e^eps / (1 + e^eps)
+    arr = check_finite_array("bits", bits)
+    if not np.all((arr == 0) | (arr == 1)):
+        raise ValueError("bits must be 0 or 1")
+    arr = arr.astype(np.int64)
+    keep = as_generator(rng).random(arr.shape) < p
+    return np.where(keep, arr, 1 - arr)
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ Contents
 * :func:`gaussian_rdp`, :func:`laplace_rdp` -- closed-form RDP curves;
 * :func:`rdp_to_dp` -- the conversion of Canonne, Kamath & Steinke (2020,
   Proposition 12), never looser than Mironov's classical one;
-* :class:`RdpAccountant` -- vectorised accountant over a grid of orders;
-* :func:`exact_gaussian_composition_epsilon` -- the exact epsilon of ``k``
-  composed Gaussian mechanisms, through :func:`dpcore.gaussian.gaussian_epsilon`.
+* :class:`RdpAccountant` -- vectorised accountant over a grid of orders
+  (the exact epsilon of ``k`` composed Gaussian mechanisms, to compare with,
+  is :func:`dpcore.gaussian.exact_gaussian_composition_epsilon`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ __all__ = [
     "rdp_to_dp",
     "DEFAULT_RDP_ORDERS",
     "RdpAccountant",
-    "exact_gaussian_composition_epsilon",
 ]
 
 LogDensity = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -635,33 +634,3 @@ class RdpAccountant:
     def epsilon(self, delta: float) -> float:
         """The epsilon at ``delta``: :meth:`epsilon_and_order` without the order."""
         return self.epsilon_and_order(delta)[0]
-
-
-# --------------------------------------------------------------------------- exact Gaussian composition
-
-
-def exact_gaussian_composition_epsilon(sigma: float, count: int, delta: float, sensitivity: float = 1.0) -> float:
-    r"""Exact epsilon at ``delta`` of ``count`` composed Gaussian mechanisms.
-
-    ``count`` Gaussian mechanisms with noise :math:`\sigma` on queries of L2
-    sensitivity :math:`\Delta` release a vector whose privacy-loss law is
-    that of one Gaussian mechanism with sensitivity :math:`\sqrt{k}\,\Delta`
-    (the Gaussian is rotation invariant; Dong, Roth & Su 2022, Corollary 3.3),
-    so the answer is :func:`dpcore.gaussian.gaussian_epsilon` with that
-    sensitivity: the exact inverse of the privacy profile of Balle & Wang
-    (2018), :math:`\delta(\varepsilon) = \Phi(\mu/2 - \varepsilon/\mu) - e^\varepsilon\Phi(-\mu/2-\varepsilon/\mu)`,
-    :math:`\mu = \sqrt{k}\Delta/\sigma`.
-
-    Raises
-    ------
-    ValueError
-        If ``sigma`` or ``sensitivity`` is <= 0, ``count`` < 1, or ``delta``
-        outside (0, 1).
-    """
-    sigma = check_positive_finite("sigma", sigma)
-    count = check_positive_int("count", count)
-    delta = check_probability_open("delta", delta)
-    sensitivity = check_positive_finite("sensitivity", sensitivity)
-    from . import gaussian as _gaussian  # issue-5 module; imported at call time
-
-    return float(_gaussian.gaussian_epsilon(sigma, delta, sensitivity=math.sqrt(count) * sensitivity))

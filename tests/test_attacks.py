@@ -21,9 +21,9 @@ from dpcore.attacks import (
     laplace_optimal_test_success,
     likelihood_ratio_test,
     optimal_test_success_numeric,
-    randomized_response,
     seed_004_neighbours,
 )
+from dpcore.mechanisms import randomized_response
 from dpcore.montecarlo import check_probability
 
 

@@ -176,8 +176,8 @@ def test_threshold_event_audit_power_is_computed_and_delta_is_honoured() -> None
     import math
 
     from dpcore.auditing import audit_threshold_events
+    from dpcore.event_ratios import event_detection_miss
     from dpcore.mechanisms import LaplaceMechanism
-    from dpcore.privacy_loss import event_detection_miss
 
     t = np.linspace(-2, 3, 11)
     b = audit_threshold_events(LaplaceMechanism(0.5), 0.0, 1.0, 100_000, t, alpha=1e-7, rng=3)

@@ -11,6 +11,7 @@ import pytest
 
 import dpcore
 from dpcore import discrete as dd
+from dpcore import floating_point as fp
 from dpcore.montecarlo import check_cdf, check_probability, probability_result
 
 N = 300_000
@@ -141,9 +142,9 @@ def test_bad_inputs():
         dd.as_fraction("epsilon", True)
     assert dd.as_fraction("epsilon", 0.1) == Fraction(1, 10)
     with pytest.raises(ValueError, match="scale"):
-        dd.naive_laplace_mechanism(0.0, 0.0)
+        fp.naive_laplace_mechanism(0.0, 0.0)
     with pytest.raises(ValueError, match="value"):
-        dd.naive_laplace_mechanism(float("inf"), 1.0)
+        fp.naive_laplace_mechanism(float("inf"), 1.0)
 
 
 # ----------------------------------------------------------------------------- floating point
@@ -152,16 +153,16 @@ def test_bad_inputs():
 def test_naive_mechanism_is_laplace_over_the_reals():
     # The flaw is not in the law: a DKW test accepts Lap(1, 2) (false alarm <= 1e-6).
     cdf = lambda x: np.where(x < 1, 0.5 * np.exp((x - 1) / 2), 1 - 0.5 * np.exp(-(x - 1) / 2))  # noqa: E731
-    sampler = lambda g, n: dd.naive_laplace_mechanism(1.0, 2.0, n, rng=g)  # noqa: E731
+    sampler = lambda g, n: fp.naive_laplace_mechanism(1.0, 2.0, n, rng=g)  # noqa: E731
     assert check_cdf(sampler, N, cdf, rng=6).passed
 
 
 def test_support_membership_is_exact_on_own_outputs():
     for x, b in ((0.0, 2.0), (1.0, 2.0), (123.25, 10.0)):
-        y = dd.naive_laplace_mechanism(x, b, 20_000, rng=7)
-        assert dd.naive_laplace_support_contains(y, x, b).all()
+        y = fp.naive_laplace_mechanism(x, b, 20_000, rng=7)
+        assert fp.naive_laplace_support_contains(y, x, b).all()
     # doubles that cannot be outputs: a point strictly between two consecutive candidates
-    assert not dd.naive_laplace_support_contains(np.array([1e-300]), 0.0, 1.0)[0]
+    assert not fp.naive_laplace_support_contains(np.array([1e-300]), 0.0, 1.0)[0]
 
 
 def test_floating_point_attack_beats_the_dp_bound():
@@ -171,9 +172,9 @@ def test_floating_point_attack_beats_the_dp_bound():
 
     def trials(g, n):
         secret = g.integers(0, 2, size=n)
-        y0, y1 = dd.naive_laplace_mechanism(0.0, b, n, rng=g), dd.naive_laplace_mechanism(1.0, b, n, rng=g)
+        y0, y1 = fp.naive_laplace_mechanism(0.0, b, n, rng=g), fp.naive_laplace_mechanism(1.0, b, n, rng=g)
         y = np.where(secret == 0, y0, y1)
-        return (dd.floating_point_attack(y, 0.0, 1.0, b) == secret).astype(float)
+        return (fp.floating_point_attack(y, 0.0, 1.0, b) == secret).astype(float)
 
     # claim "success <= e^eps/(1+e^eps)" (what eps-DP guarantees) is rejected
     res = check_probability(trials, lambda s: s > 0.5, 40_000, bound, alternative="less", rng=8)

@@ -10,16 +10,14 @@ import pytest
 from scipy import stats
 
 import dpcore
+from dpcore.event_ratios import event_ratio_bounds, interval_counts, sample_interval_ratio_bounds
 from dpcore.privacy_loss import (
-    event_ratio_bounds,
-    interval_counts,
     laplace_box_log_probability,
     laplace_interval_log_probability,
     laplace_interval_probability,
     laplace_kl_divergence,
     laplace_max_interval_log_ratio,
     laplace_privacy_loss,
-    sample_interval_ratio_bounds,
 )
 
 mp.mp.dps = 50
@@ -397,7 +395,7 @@ def test_check_bad_epsilon_and_public_names():
 
 def test_event_detection_miss_against_simulation_free_cases() -> None:
     """The miss bound is tiny for a gross violation, large for a marginal one, and refuses non-violations."""
-    from dpcore.privacy_loss import event_detection_miss
+    from dpcore.event_ratios import event_detection_miss
 
     gross = event_detection_miss(0.5, 0.5 * math.exp(-2.0), 10**6, 10**6, 1.0, events=105)
     assert gross < 1e-12

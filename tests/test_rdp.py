@@ -11,11 +11,11 @@ from scipy import stats
 
 import dpcore
 from dpbook import reference as mpref
+from dpcore.gaussian import exact_gaussian_composition_epsilon
 from dpcore.rdp import (
     DEFAULT_RDP_ORDERS,
     RdpAccountant,
     classical_rdp_to_dp,
-    exact_gaussian_composition_epsilon,
     gaussian_rdp,
     laplace_rdp,
     rdp_to_dp,
