@@ -45,17 +45,7 @@ from .floating_point import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .laplace import *  # noqa: F403
 from .mechanisms import *  # noqa: F403
-from .montecarlo import (
-    CheckResult,
-    check_bounded_mean,
-    check_cdf,
-    check_law,
-    check_mean,
-    check_probability,
-    check_variance,
-    probability_acceptance,
-    probability_result,
-)
+from .montecarlo import *  # noqa: F403
 from .privacy_loss import *  # noqa: F403
 from .rdp import *  # noqa: F403
 from .sensitivity import *  # noqa: F403
@@ -66,15 +56,7 @@ __all__ = [
     "as_generator",
     "as_seed_sequence",
     "seed_offset",
-    "CheckResult",
-    "check_probability",
-    "probability_result",
-    "probability_acceptance",
-    "check_bounded_mean",
-    "check_mean",
-    "check_variance",
-    "check_cdf",
-    "check_law",
+    *montecarlo.__all__,
     "montecarlo",
     "independence",
     *laplace.__all__,

@@ -445,9 +445,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "account",
-        help="epsilon after k Gaussian or Laplace releases (RDP and exact)",
-        description="Compose k releases with the RDP accountant; for Gaussian noise, "
-        "the exact epsilon is shown beside it.",
+        help="epsilon after k releases of a mechanism (RDP, and exact where known)",
+        description="Compose k releases of a mechanism of dpcore.mechanisms with the RDP accountant; "
+        "the exact epsilon (Gaussian) or basic composition (pure DP) is shown beside it.",
         epilog=_EPILOG_ACCOUNT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
