@@ -327,7 +327,7 @@ class Test(Evidence):
 
         Needs ``true_value`` (the true value of the tested quantity, see
         :func:`miss_probability`) or ``miss`` (a bound the caller computed, e.g.
-        :func:`dpcore.privacy_loss.event_detection_miss`); without either no
+        :func:`dpcore.event_ratios.event_detection_miss`); without either no
         bound is known and the risk is 1, which fails the claim.
         """
         if self.miss is not None:

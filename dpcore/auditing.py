@@ -564,12 +564,12 @@ def audit_threshold_events(
     Draws ``n_samples`` outputs of the (scalar-output) ``mechanism`` on ``d``
     and on ``d_prime`` and bounds the ratios of the :math:`2m` events
     :math:`\{y \le t_k\}` and :math:`\{y > t_k\}` with
-    :func:`dpcore.privacy_loss.event_ratio_bounds` (Clopper--Pearson, union
+    :func:`dpcore.event_ratios.event_ratio_bounds` (Clopper--Pearson, union
     bound, overall false-alarm probability ``alpha``). Unlike
     :func:`audit_epsilon`, which chooses its events on half of the samples
     (more power, no formula for it), the events here are fixed, so the chance
     that ``.check(epsilon, delta=...)`` misses a violation on any one of them is
-    bounded exactly by :func:`dpcore.privacy_loss.event_detection_miss`.
+    bounded exactly by :func:`dpcore.event_ratios.event_detection_miss`.
 
     Raises
     ------

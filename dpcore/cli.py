@@ -14,7 +14,7 @@ Three subcommands, built on the same tested functions as the book:
     mechanism of :mod:`dpcore.mechanisms` (``--mechanism NAME`` and one option
     per field of its class): the RDP accountant's epsilon and best order
     (:class:`dpcore.RdpAccountant`, Mironov 2017) and, beside it, the exact
-    answer where the mechanism knows one (:meth:`dpcore.Mechanism.self_composition`:
+    answer where the mechanism knows one (:meth:`dpcore.mechanisms.Mechanism.self_composition`:
     ``k`` Gaussians are one Gaussian of sensitivity :math:`\sqrt{k}\Delta`) and
     basic composition :math:`k\varepsilon_0` for pure-DP mechanisms.
 ``audit``

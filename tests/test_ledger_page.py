@@ -1,6 +1,6 @@
 """A deliberately broken claim shows FAILED, with its numbers, on the ledger page, and fails the build.
 
-A tiny Sphinx project uses the book's extension (``_ext/dpcore_book.py``) with one
+A tiny Sphinx project uses the book's extension (``_ext/dpcore_book/``) with one
 declared claim; a real :func:`dpbook.ledger.record` call with evidence that does not
 hold writes the record (and raises, as it does in a notebook). The built ledger page
 must say FAILED, give the reason and the numbers, and the build must emit the warning

@@ -1,4 +1,4 @@
-"""Sphinx extension of the book: the verification ledger, the errata page, offline MathJax.
+"""The verification ledger and errata pages, filled in from the ledger records of this build.
 
 Directives
 ----------
@@ -29,94 +29,31 @@ Each ``record`` call displays a badge with ``id="ledger-<slug>"``
 (:func:`dpbook.ledger.anchor`); the extension notes which anchors each chapter
 page really contains and links to the anchor when it is there, else to the
 chapter page.
-
-Offline MathJax
----------------
-MathJax 3 (the PyPI package ``django-static-mathjax``, pinned in requirements.txt,
-which ships MathJax's ``es5`` browser build) is copied once into
-``<srcdir>/_build/.vendor/``, and served from ``_static/mathjax/``; ``mathjax_path`` in ``_config.yml`` points there, so
-the rendered book requests nothing from a CDN.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
-from sphinx.errors import ExtensionError
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
-MATHJAX_VERSION = "3.2.2"
-# es5 files not needed by the combined tex-mml-chtml.js bundle we load (other bundles, the
-# SVG output, node-only adaptors, and latest.js, which exists only to pick a CDN).
-_MATHJAX_SKIP = re.compile(
-    r"^(latest\.js|node-main\.js|mml-chtml\.js|mml-svg\.js|tex-chtml\.js|tex-chtml-full.*\.js|tex-svg.*\.js"
-    r"|tex-mml-svg\.js|output/svg.*|adaptors/.*)$"
-)
 _ANCHOR_RE = re.compile(r'id="(ledger-[a-z0-9-]+)"')
-
-
-# --------------------------------------------------------------------------- MathJax
-def _mathjax_root(srcdir: Path) -> Path:
-    """Return a folder containing ``mathjax/`` (the es5 build), copied from the installed package.
-
-    MathJax comes from PyPI (``django-static-mathjax``, pinned in requirements.txt; it ships the
-    MathJax repository's ``es5`` browser build and has no dependencies), so building the book
-    needs nothing beyond ``pip``. The version is checked against :data:`MATHJAX_VERSION`.
-    """
-    root = srcdir / "_build" / ".vendor" / f"mathjax-{MATHJAX_VERSION}"
-    marker = root / "mathjax" / "tex-mml-chtml.js"
-    if marker.exists():
-        return root
-    spec = importlib.util.find_spec("mathjax")
-    if spec is None or spec.origin is None:
-        raise ExtensionError(
-            "dpcore_book: MathJax is served from the build; install it with "
-            f"`pip install django-static-mathjax=={MATHJAX_VERSION}.1` (it is in requirements.txt)"
-        )
-    dist = Path(spec.origin).parent / "static" / "mathjax"
-    version = json.loads((dist / "package.json").read_text(encoding="utf-8")).get("version")
-    if version != MATHJAX_VERSION:
-        raise ExtensionError(f"dpcore_book: found MathJax {version} at {dist}, expected {MATHJAX_VERSION}")
-    es5 = dist / "es5"
-    root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=root.parent))
-    try:
-        for src in es5.rglob("*"):
-            rel = src.relative_to(es5).as_posix()
-            if not src.is_file() or _MATHJAX_SKIP.match(rel):
-                continue
-            target = staging / "mathjax" / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, target)
-        shutil.copyfile(dist / "LICENSE", staging / "mathjax" / "LICENSE")
-        shutil.rmtree(root, ignore_errors=True)
-        staging.chmod(0o755)  # mkdtemp made it private
-        staging.rename(root)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return root
 
 
 def _on_config_inited(app: Sphinx, config: Any) -> None:
     if not os.environ.get("DPCORE_LEDGER_DIR"):
         os.environ["DPCORE_LEDGER_DIR"] = str(Path(app.outdir).parent / "ledger")
-    root = _mathjax_root(Path(app.srcdir))
-    config.html_static_path = [*config.html_static_path, str(root)]
 
 
-# --------------------------------------------------------------------------- data
 def _ledger_dir() -> Path:
     return Path(os.environ["DPCORE_LEDGER_DIR"])
 
@@ -506,83 +443,7 @@ def _evidence_nodes(claim: Any, rec: dict[str, Any] | None) -> nodes.Node:
     return box
 
 
-def _on_missing_reference(app: Sphinx, env: Any, node: Any, contnode: nodes.Element) -> nodes.Element | None:
-    """Resolve ``dpcore.name`` to where ``name`` is documented (``dpcore.<submodule>.name``).
-
-    Every public name is importable from :mod:`dpcore` and docstrings refer to it
-    that way; the API page documents it in the submodule that defines it.
-    """
-    if node.get("refdomain") != "py":
-        return None
-    target = node.get("reftarget", "")
-    if not target.startswith("dpcore.") or target.count(".") != 1:
-        return None
-    import dpcore
-
-    obj = getattr(dpcore, target.split(".", 1)[1], None)
-    module = getattr(obj, "__module__", None)
-    qualname = getattr(obj, "__qualname__", None)
-    if not module or not qualname or not module.startswith("dpcore."):
-        return None
-    canonical = f"{module}.{qualname}"
-    domain = env.get_domain("py")
-    if canonical not in domain.objects:
-        return None
-    from sphinx.util.nodes import make_refnode
-
-    entry = domain.objects[canonical]
-    return make_refnode(app.builder, node["refdoc"], entry.docname, entry.node_id, contnode, canonical)
-
-
-def _on_html_page_context(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Drop sphinx-thebe's scripts: Jupyter Book always loads the extension, and its
-    configuration names thebe's CDN URL (``unpkg.com``), but the book has no launch
-    buttons, so thebe is never used; the book must not refer to any CDN."""
-    files = context.get("script_files")
-    if not files:
-        return
-
-    def is_thebe(js: Any) -> bool:
-        body = getattr(js, "attributes", {}).get("body", "") or ""
-        return str(js).endswith("sphinx-thebe.js") or "THEBE_JS_URL" in body
-
-    context["script_files"] = [js for js in files if not is_thebe(js)]
-
-
-def _public_data_documenter() -> type:
-    """An autodoc documenter for module constants listed in ``__all__`` without a ``#:`` comment.
-
-    autodoc's own ``DataDocumenter`` documents module data only when it has a
-    doc-comment; a public constant (in ``__all__``) must appear on the API page
-    all the same. Lower priority than ``DataDocumenter``, so a doc-comment wins.
-    """
-    import inspect
-
-    from sphinx.ext.autodoc import DataDocumenter, ModuleDocumenter
-
-    class PublicDataDocumenter(DataDocumenter):
-        objtype = "publicdata"
-        directivetype = "data"
-        priority = DataDocumenter.priority - 10
-
-        @classmethod
-        def can_document_member(cls, member: Any, membername: str, isattr: bool, parent: Any) -> bool:
-            if not isinstance(parent, ModuleDocumenter):
-                return False
-            public = getattr(parent.object, "__all__", None) or ()
-            return membername in public and not (
-                inspect.isroutine(member) or inspect.isclass(member) or inspect.ismodule(member)
-            )
-
-        def get_doc(self) -> list[list[str]]:
-            # no doc-comment (else DataDocumenter would have won): show the value, not the
-            # docstring of the value's class (a sympy Symbol's, say)
-            return []
-
-    return PublicDataDocumenter
-
-
-def setup(app: Sphinx) -> dict[str, Any]:
+def setup(app: Sphinx) -> None:
     app.add_node(ledger_pending, html=(_visit_skip, None), latex=(_visit_skip, None), text=(_visit_skip, None))
     app.add_directive("dpcore-ledger", LedgerDirective)
     app.add_directive("dpcore-errata", ErrataDirective)
@@ -592,8 +453,3 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-merge-info", _on_merge)
     app.connect("env-get-outdated", _on_get_outdated)
     app.connect("doctree-resolved", _on_doctree_resolved)
-    app.connect("missing-reference", _on_missing_reference)
-    app.connect("html-page-context", _on_html_page_context)
-    app.setup_extension("sphinx.ext.autodoc")
-    app.add_autodocumenter(_public_data_documenter())
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
