@@ -110,10 +110,34 @@ def _execute_notebook(path: str, offset: int, ledger_dir: str) -> dict[str, obje
     }
 
 
+def _run_chapter(
+    tree: Path, notebook: Path, offset: int, ledger_dir: Path, env: dict[str, str] | None = None
+) -> dict[str, object]:
+    """Execute one chapter of ``tree`` in a fresh interpreter (``tasks.py _execute``) and return its report.
+
+    The one notebook-run loop body of ``sweep`` and ``mutants``: a run whose
+    report cannot be read (a crash, a kernel death) is a failure with the end
+    of its stderr as the error.
+    """
+    import json
+
+    out = subprocess.run(
+        [str(PY), str(tree / "tasks.py"), "_execute", str(notebook), str(offset), str(ledger_dir)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    try:
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        error = (out.stderr or "no output")[-300:]
+        return {"chapter": notebook.stem, "offset": offset, "error": error, "failed": [], "missing": [], "ok": False}
+
+
 def sweep(argv: list[str]) -> int:
     """Re-execute every chapter under other seed streams and tabulate the failures."""
     import argparse
-    import json
     import tempfile
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -137,23 +161,7 @@ def sweep(argv: list[str]) -> int:
 
     def one(job: tuple[Path, int]) -> dict[str, object]:
         path, k = job
-        out = subprocess.run(
-            [str(PY), str(ROOT / "tasks.py"), "_execute", str(path), str(k), str(tmp / f"{path.stem}-{k}")],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        )
-        try:
-            return json.loads(out.stdout.strip().splitlines()[-1])
-        except (IndexError, ValueError):
-            return {
-                "chapter": path.stem,
-                "offset": k,
-                "error": (out.stderr or "no output")[-300:],
-                "failed": [],
-                "missing": [],
-                "ok": False,
-            }
+        return _run_chapter(ROOT, path, k, tmp / f"{path.stem}-{k}")
 
     jobs = [(p, k) for k in offsets for p in paths]
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -206,7 +214,6 @@ def _copy_tree(dest: Path) -> None:
 
 def _run_in_copy(copy: Path, tests: list[str]) -> dict[str, object]:
     """Run ``tests`` and every chapter of ``copy`` with its own dpcore first on the path."""
-    import json
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("DPCORE_")}
     env.update(PYTHONPATH=str(copy), MPLBACKEND="Agg")
@@ -223,17 +230,7 @@ def _run_in_copy(copy: Path, tests: list[str]) -> dict[str, object]:
         out["tests"] = {0: "passed", 1: "failed"}.get(res.returncode, f"error (pytest exit {res.returncode})")
     chapters, claims = [], []
     for nb in sorted((copy / "chapters").glob("*.ipynb")):
-        res = subprocess.run(
-            [str(PY), str(copy / "tasks.py"), "_execute", str(nb), "0", str(copy / "_ledger")],
-            cwd=copy,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        try:
-            r = json.loads(res.stdout.strip().splitlines()[-1])
-        except (IndexError, ValueError):
-            r = {"ok": False, "failed": [], "error": (res.stderr or "no output")[-200:]}
+        r = _run_chapter(copy, nb, 0, copy / "_ledger", env)
         if not r["ok"]:
             chapters.append(nb.stem)
             claims.extend(r["failed"] or [r["error"] or "claims not recorded"])
