@@ -76,6 +76,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _engine
 from ._validation import (
     RNGLike,
     as_generator,
@@ -290,31 +291,13 @@ class _Thresholds:
 
 
 def _draw(mechanism: Mechanism, data: Any, size: int, gen: np.random.Generator) -> NDArray[np.float64]:
-    out = mechanism(data, size, gen)
-    try:
-        arr = np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("mechanism must return real numbers") from None
-    if arr.shape != (size,):
-        raise ValueError(
-            f"mechanism(data, size, rng) must return a 1-D array of length size={size}; got shape {arr.shape}"
-        )
-    if not math.isfinite(float(arr.sum())) and not np.all(np.isfinite(arr)):
-        raise ValueError("mechanism returned NaN or infinite outputs; an audit needs finite outputs")
-    return arr
-
-
-def _chunk_sizes(n: int, chunk: int) -> list[int]:
-    full, rest = divmod(n, chunk)
-    return [chunk] * full + ([rest] if rest else [])
+    return _engine.draw(mechanism, size, gen, data, what="mechanism(data, size, rng)")
 
 
 def _count_task(
     mechanism: Mechanism,
     data: Any,
-    entropy: Any,
-    key: tuple[int, ...],
-    pool_size: int,
+    stream: np.random.SeedSequence,
     first: int,
     sizes: list[int],
     counter: _Grid | _Thresholds,
@@ -323,8 +306,7 @@ def _count_task(
     total = np.zeros(_counter_size(counter), dtype=np.int64)
     buf = np.empty(max(sizes)) if isinstance(counter, _Grid) else np.empty(0)
     for offset, size in enumerate(sizes):
-        ss = np.random.SeedSequence(entropy, spawn_key=key + (first + offset,), pool_size=pool_size)
-        gen = np.random.Generator(np.random.PCG64(ss))
+        gen = _engine.chunk_rng(stream, first + offset)
         total += counter.counts(_draw(mechanism, data, size, gen), buf)
     return total
 
@@ -459,20 +441,20 @@ def audit_epsilon(
         raise ValueError(f"mechanism must be callable as mechanism(data, size, rng); got {mechanism!r}")
     alpha = 1.0 - confidence
     root = as_seed_sequence(rng)
-    entropy, pool = root.entropy, root.pool_size
-    base = tuple(root.spawn_key)
+
+    def stream(phase: int, side: int) -> np.random.SeedSequence:  # root.spawn(2)[phase].spawn(2)[side]
+        return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, phase, side), pool_size=root.pool_size)
 
     n_sel = min(n_samples - 1, max(1, int(n_samples * selection_fraction)))
     n_est = n_samples - n_sel
-    sel_sizes = _chunk_sizes(n_sel, chunk_size)
-    est_sizes = _chunk_sizes(n_est, chunk_size)
+    sel_sizes = _engine.chunk_sizes(n_sel, chunk_size)
+    est_sizes = _engine.chunk_sizes(n_est, chunk_size)
     datas = (d, d_prime)
 
     # Pilot: chunk 0 of each side's selection stream fixes the grid.
     pilot = []
     for side in (0, 1):
-        ss = np.random.SeedSequence(entropy, spawn_key=base + (0, side, 0), pool_size=pool)
-        pilot.append(_draw(mechanism, datas[side], sel_sizes[0], np.random.Generator(np.random.PCG64(ss))))
+        pilot.append(_draw(mechanism, datas[side], sel_sizes[0], _engine.chunk_rng(stream(0, side), 0)))
     grid = _choose_grid(np.concatenate(pilot), bins)
     buf = np.empty(sel_sizes[0])
     pilot_counts = [grid.counts(p, buf) for p in pilot]
@@ -484,7 +466,7 @@ def audit_epsilon(
         for side in (0, 1):
             for first in range(start, len(sizes), _CHUNKS_PER_TASK):
                 part = sizes[first : first + _CHUNKS_PER_TASK]
-                args = (mechanism, datas[side], entropy, base + (phase, side), pool, first, part, counter)
+                args = (mechanism, datas[side], stream(phase, side), first, part, counter)
                 jobs.append((side, args))
         totals = [np.zeros(_counter_size(counter), dtype=np.int64) for _ in (0, 1)]
         if executor is None:

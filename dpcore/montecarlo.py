@@ -9,8 +9,10 @@ A check must also be able to fail: applied to a plausible wrong claim, it
 should reject, and the chapters assert that it does (negative controls).
 
 Samples are drawn by a ``sampler(rng, size) -> ndarray`` in chunks of
-``chunk_size``, and only running sums or counts are kept, so memory stays flat
-however large ``n`` is. Results are reproducible from ``rng`` (an int seed).
+``chunk_size``, chunk ``j`` from child ``j`` of the root stream of ``rng`` --
+the engine the auditor uses too (:mod:`dpcore._engine`) -- and only running
+sums or counts are kept, so memory stays flat however large ``n`` is. Results
+are reproducible from ``rng`` (an int seed).
 
 Inequalities used
 -----------------
@@ -29,17 +31,17 @@ Inequalities used
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _engine
 from ._lazy import lazy_module
 from ._validation import (
     RNGLike,
-    as_generator,
     as_seed_sequence,
     check_positive_finite,
     check_positive_int,
@@ -136,21 +138,8 @@ def _validate_common(n: int, alpha: float, chunk_size: int, minimum_n: int = 1) 
     return n, alpha, chunk_size
 
 
-def _chunks(n: int, chunk_size: int) -> Iterator[tuple[int, int]]:
-    done = 0
-    while done < n:
-        m = min(chunk_size, n - done)
-        yield done, m
-        done += m
-
-
 def _draw(sampler: Sampler, gen: np.random.Generator, size: int) -> NDArray[np.float64]:
-    out = np.asarray(sampler(gen, size), dtype=float)
-    if out.shape != (size,):
-        raise ValueError(f"sampler must return a 1-D array of length {size}; got shape {out.shape}")
-    if not np.all(np.isfinite(out)):
-        raise ValueError("sampler returned NaN or infinite values")
-    return out
+    return _engine.draw(sampler, size, gen, what="sampler")
 
 
 def check_probability(
@@ -207,9 +196,8 @@ def check_probability(
         raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
     if alternative not in ("two-sided", "less", "greater"):
         raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
-    gen = as_generator(rng)
     hits = 0
-    for _, m in _chunks(n, chunk_size):
+    for m, gen in _engine.chunks(n, chunk_size, as_seed_sequence(rng)):
         mask = np.asarray(event(_draw(sampler, gen, m)), dtype=bool)
         if mask.shape != (m,):
             raise ValueError(f"event must return a boolean array of length {m}; got shape {mask.shape}")
@@ -397,9 +385,8 @@ def check_bounded_mean(
     lower_f, upper_f = float(lower), float(upper)
     if not (math.isfinite(lower_f) and math.isfinite(upper_f) and lower_f < upper_f):
         raise ValueError(f"lower and upper must be finite with lower < upper; got [{lower}, {upper}]")
-    gen = as_generator(rng)
     count, mean, m2 = 0, 0.0, 0.0  # Chan et al. parallel variance update
-    for _, m in _chunks(n, chunk_size):
+    for m, gen in _engine.chunks(n, chunk_size, as_seed_sequence(rng)):
         xs = _draw(sampler, gen, m)
         if xs.min() < lower_f or xs.max() > upper_f:
             raise ValueError(
@@ -464,7 +451,7 @@ def median_of_means_radius(n: int, variance_bound: float, alpha: float) -> tuple
 
 def _block_means(
     sampler: Sampler,
-    gen: np.random.Generator,
+    root: np.random.SeedSequence,
     n_used: int,
     k: int,
     chunk_size: int,
@@ -476,7 +463,7 @@ def _block_means(
     sums = np.zeros(k)
     pos = 0  # index of the next transformed value
     chunk_size = max(group, chunk_size - chunk_size % group)
-    for _, size in _chunks(n_used * group, chunk_size):
+    for size, gen in _engine.chunks(n_used * group, chunk_size, root):
         xs = _draw(sampler, gen, size)
         vals = transform(xs) if transform is not None else xs
         idx = (pos + np.arange(vals.size)) // m
@@ -515,8 +502,7 @@ def check_mean(
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
     r, k = median_of_means_radius(n, variance_bound, alpha)
     n_used = (n // k) * k
-    gen = as_generator(rng)
-    means = _block_means(sampler, gen, n_used, k, chunk_size, None)
+    means = _block_means(sampler, as_seed_sequence(rng), n_used, k, chunk_size, None)
     est = float(np.median(means))
     return CheckResult(
         name=name,
@@ -571,12 +557,11 @@ def check_variance(
     var_y = (kurtosis_bound + 1) * claimed**2 / 2
     r, k = median_of_means_radius(pairs, var_y, alpha)
     pairs_used = (pairs // k) * k
-    gen = as_generator(rng)
 
     def pair_stat(xs: NDArray[np.float64]) -> NDArray[np.float64]:
         return (xs[0::2] - xs[1::2]) ** 2 / 2
 
-    means = _block_means(sampler, gen, pairs_used, k, chunk_size, pair_stat, group=2)
+    means = _block_means(sampler, as_seed_sequence(rng), pairs_used, k, chunk_size, pair_stat, group=2)
     est = float(np.median(means))
     return CheckResult(
         name=name,
@@ -624,10 +609,9 @@ def check_cdf(
         If ``cdf`` returns values outside [0, 1] or NaN, or arguments are invalid.
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
-    gen = as_generator(rng)
     counts: NDArray[np.int64] | None = None
     g: NDArray[np.float64] | None = None if grid is None else np.unique(np.asarray(grid, dtype=float))
-    for _, m in _chunks(n, chunk_size):
+    for m, gen in _engine.chunks(n, chunk_size, as_seed_sequence(rng)):
         xs = _draw(sampler, gen, m)
         if g is None:
             g = np.unique(np.quantile(xs, np.linspace(0, 1, check_positive_int("grid_size", grid_size, 2))))

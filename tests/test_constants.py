@@ -19,6 +19,8 @@ from scipy import optimize, stats
 
 import dpbook
 import dpcore
+from dpcore._engine import chunk_rng
+from dpcore._validation import as_seed_sequence
 from dpcore.auditing import audit_epsilon
 from dpcore.mechanisms import LaplaceMechanism
 from dpcore.montecarlo import clopper_pearson_bounds, median_of_means_radius
@@ -88,7 +90,7 @@ def test_bounded_mean_radii_and_union_bound():
             return g.uniform(lower, upper, s) ** 1  # noqa: B023
 
         res = dpcore.check_bounded_mean(sampler, n, 1.0, lower=lower, upper=upper, alpha=alpha, rng=seed)
-        xs = dpcore.as_generator(seed).uniform(lower, upper, n)  # one chunk: the same draws
+        xs = chunk_rng(as_seed_sequence(seed), 0).uniform(lower, upper, n)  # one chunk: the same draws
         var = float(np.var(xs, ddof=1))
         assert res.details["sample_variance"] == pytest.approx(var, rel=1e-10)
         vals = dict(n=n, alpha=alpha, W=upper - lower, V=var)
@@ -249,5 +251,5 @@ def test_check_variance_estimate_is_the_mean_of_half_squared_pair_differences():
     n, alpha, seed = 400, 0.2, 9
     res = dpcore.check_variance(lambda g, s: g.normal(0, 1.5, s), n, 2.25, kurtosis_bound=3.0, alpha=alpha, rng=seed)
     assert res.details["blocks"] == 1
-    xs = dpcore.as_generator(seed).normal(0, 1.5, n)  # one chunk: the same draws
+    xs = chunk_rng(as_seed_sequence(seed), 0).normal(0, 1.5, n)  # one chunk: the same draws
     assert res.estimate == pytest.approx(float(np.mean((xs[0::2] - xs[1::2]) ** 2 / 2)), rel=1e-12)

@@ -21,14 +21,23 @@ def test_offset_gives_seedsequence_of_seed_and_offset(monkeypatch: pytest.Monkey
     expected = np.random.Generator(np.random.PCG64(np.random.SeedSequence([7, 3]))).random(4)
     assert np.array_equal(dpcore.as_generator(7).random(4), expected)
     assert as_seed_sequence(7).entropy == [7, 3]
-    # the Monte Carlo checks and the audit's root seed go through the same place
+    # the Monte Carlo checks and the audit's root seed go through the same place: chunk j of a
+    # check draws from child j of SeedSequence([7, 3]) (dpcore._engine)
     sampler = lambda g, n: g.random(n)  # noqa: E731
     a = dpcore.check_probability(sampler, lambda u: u < 0.5, 1000, 0.5, rng=7)
     assert a.details["hits"] == int((expected_stream(7, 3, 1000) < 0.5).sum())
+    b = dpcore.check_probability(sampler, lambda u: u < 0.5, 1000, 0.5, rng=7, chunk_size=300)
+    chunks, sizes = np.random.SeedSequence([7, 3]).spawn(4), [300, 300, 300, 100]
+    draws = np.concatenate(
+        [np.random.Generator(np.random.PCG64(c)).random(m) for c, m in zip(chunks, sizes, strict=True)]
+    )
+    assert b.details["hits"] == int((draws < 0.5).sum())
 
 
 def expected_stream(seed: int, offset: int, n: int) -> np.ndarray:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, offset]))).random(n)
+    """The first chunk of a check seeded with ``seed`` under offset ``offset``: child 0 of the root stream."""
+    child = np.random.SeedSequence([seed, offset]).spawn(1)[0]
+    return np.random.Generator(np.random.PCG64(child)).random(n)
 
 
 def test_generators_and_seedsequences_pass_through(monkeypatch: pytest.MonkeyPatch) -> None:
