@@ -440,82 +440,28 @@ def audit_epsilon(
     if not callable(mechanism):
         raise ValueError(f"mechanism must be callable as mechanism(data, size, rng); got {mechanism!r}")
     alpha = 1.0 - confidence
-    root = as_seed_sequence(rng)
-
-    def stream(phase: int, side: int) -> np.random.SeedSequence:  # root.spawn(2)[phase].spawn(2)[side]
-        return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, phase, side), pool_size=root.pool_size)
-
     n_sel = min(n_samples - 1, max(1, int(n_samples * selection_fraction)))
     n_est = n_samples - n_sel
     sel_sizes = _engine.chunk_sizes(n_sel, chunk_size)
     est_sizes = _engine.chunk_sizes(n_est, chunk_size)
-    datas = (d, d_prime)
+    streams = _Streams(mechanism, (d, d_prime), as_seed_sequence(rng), executor)
 
-    # Pilot: chunk 0 of each side's selection stream fixes the grid.
-    pilot = []
-    for side in (0, 1):
-        pilot.append(_draw(mechanism, datas[side], sel_sizes[0], _engine.chunk_rng(stream(0, side), 0)))
+    # Selection phase (phase 0). Pilot: chunk 0 of each side fixes the grid; it is counted too.
+    pilot = [_draw(mechanism, streams.datas[side], sel_sizes[0], streams.chunk(0, side, 0)) for side in (0, 1)]
     grid = _choose_grid(np.concatenate(pilot), bins)
     buf = np.empty(sel_sizes[0])
     pilot_counts = [grid.counts(p, buf) for p in pilot]
     del pilot, buf
-
-    def run(phase: int, sizes: list[int], skip_first: bool, counter: _Grid | _Thresholds) -> list[NDArray[np.int64]]:
-        jobs = []
-        start = 1 if skip_first else 0
-        for side in (0, 1):
-            for first in range(start, len(sizes), _CHUNKS_PER_TASK):
-                part = sizes[first : first + _CHUNKS_PER_TASK]
-                args = (mechanism, datas[side], stream(phase, side), first, part, counter)
-                jobs.append((side, args))
-        totals = [np.zeros(_counter_size(counter), dtype=np.int64) for _ in (0, 1)]
-        if executor is None:
-            for side, args in jobs:
-                totals[side] += _count_task(*args)
-        else:
-            futures = [(side, executor.submit(_count_task, *args)) for side, args in jobs]
-            for side, fut in futures:
-                totals[side] += np.asarray(fut.result(), dtype=np.int64)
-        return totals
-
-    sel = run(0, sel_sizes, skip_first=True, counter=grid)
+    sel = streams.run(0, sel_sizes, skip_first=True, counter=grid)
     sel = [sel[s] + pilot_counts[s] for s in (0, 1)]
-
-    # Selection: score every tail event in both directions by the bound its selection
-    # counts give on their own, at the Bonferroni level for m = 4 events. (Scoring with
-    # counts scaled up to n_est would favour far-tail events whose few hits are noise.)
-    m = len(_KINDS)
-    a = alpha / (2 * m)
-    sel_tails = [_tails(h) for h in sel]  # [side][tail] -> counts per threshold index
-    edges = grid.edges
-    candidates: list[tuple[float, tuple[str, str, int]]] = []
-    for tail, numerator in _KINDS:
-        ti = 0 if tail == "lower" else 1
-        num_side = 0 if numerator == "d" else 1
-        k_p = sel_tails[num_side][ti]
-        k_q = sel_tails[1 - num_side][ti]
-        score = _log_ratio(_cp_lower(k_p, n_sel, a), _cp_upper(k_q, n_sel, a), delta_f)
-        j = int(np.argmax(score))
-        candidates.append((float(score[j]), (tail, numerator, j)))
-    # Keep the kinds whose best event already certifies epsilon > 0 on the selection
-    # samples (at least the single best one): fewer events, a milder Bonferroni correction
-    # and fewer comparisons per sample. The choice depends on selection samples only.
-    kept = [ev for sc, ev in candidates if sc > 0] or [max(candidates, key=lambda c: c[0])[1]]
+    kept = _select_events(sel, n_sel, alpha, delta_f)
     a = alpha / (2 * len(kept))
 
-    # Estimation: only the kept thresholds are counted, as {y < t} (cheap: one comparison each).
+    # Estimation phase (phase 1): only the kept thresholds are counted, as {y < t}.
+    edges = grid.edges
     thresholds = _Thresholds(tuple(sorted({float(edges[j]) for _, _, j in kept})))
-    est = run(1, est_sizes, skip_first=False, counter=thresholds)
-    events = []
-    for tail, numerator, j in kept:
-        num_side = 0 if numerator == "d" else 1
-        i = thresholds.values.index(float(edges[j]))
-        below = (int(est[num_side][i]), int(est[1 - num_side][i]))
-        h_p, h_q = below if tail == "lower" else (n_est - below[0], n_est - below[1])
-        p_lo = float(_cp_lower(np.array([h_p]), n_est, a)[0])
-        q_hi = float(_cp_upper(np.array([h_q]), n_est, a)[0])
-        eps = float(_log_ratio(np.array([p_lo]), np.array([q_hi]), delta_f)[0])
-        events.append(AuditEvent(tail, float(edges[j]), numerator, h_p, h_q, p_lo, q_hi, eps))  # type: ignore[arg-type]
+    est = streams.run(1, est_sizes, skip_first=False, counter=thresholds)
+    events = [_bound_event(ev, edges, thresholds, est, n_est, a, delta_f) for ev in kept]
     best = max(events, key=lambda e: e.epsilon_lower)
     return AuditResult(
         epsilon_lower=max(0.0, best.epsilon_lower),
@@ -529,6 +475,87 @@ def audit_epsilon(
         grid=(float(edges[0]), float(edges[-1]), grid.bins),
         n_chunks=2 * (len(sel_sizes) + len(est_sizes)),
     )
+
+
+@dataclass(frozen=True)
+class _Streams:
+    """The audit's four streams, ``root.spawn(2)[phase].spawn(2)[side]``, counted chunk-wise on ``executor``."""
+
+    mechanism: Mechanism
+    datas: tuple[Any, Any]
+    root: np.random.SeedSequence
+    executor: Executor | None
+
+    def stream(self, phase: int, side: int) -> np.random.SeedSequence:
+        r = self.root
+        return np.random.SeedSequence(r.entropy, spawn_key=(*r.spawn_key, phase, side), pool_size=r.pool_size)
+
+    def chunk(self, phase: int, side: int, j: int) -> np.random.Generator:
+        return _engine.chunk_rng(self.stream(phase, side), j)
+
+    def run(
+        self, phase: int, sizes: list[int], skip_first: bool, counter: _Grid | _Thresholds
+    ) -> list[NDArray[np.int64]]:
+        """Counts of ``counter`` over every chunk of ``phase`` on both sides (chunk 0 skipped if ``skip_first``)."""
+        jobs = []
+        for side in (0, 1):
+            for first in range(1 if skip_first else 0, len(sizes), _CHUNKS_PER_TASK):
+                part = sizes[first : first + _CHUNKS_PER_TASK]
+                jobs.append((side, (self.mechanism, self.datas[side], self.stream(phase, side), first, part, counter)))
+        totals = [np.zeros(_counter_size(counter), dtype=np.int64) for _ in (0, 1)]
+        if self.executor is None:
+            for side, args in jobs:
+                totals[side] += _count_task(*args)
+        else:
+            futures = [(side, self.executor.submit(_count_task, *args)) for side, args in jobs]
+            for side, fut in futures:
+                totals[side] += np.asarray(fut.result(), dtype=np.int64)
+        return totals
+
+
+def _select_events(sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta: float) -> list[tuple[str, str, int]]:
+    """The events to estimate: ``(tail, numerator, grid index)``, chosen on the selection counts only.
+
+    Every tail event in both directions is scored by the bound its selection
+    counts give on their own, at the Bonferroni level for the m = 4 kinds
+    (scoring with counts scaled up to the estimation size would favour
+    far-tail events whose few hits are noise); the kinds whose best event
+    already certifies epsilon > 0 are kept (at least the single best one):
+    fewer events, a milder correction, fewer comparisons per sample.
+    """
+    a = alpha / (2 * len(_KINDS))
+    sel_tails = [_tails(h) for h in sel]  # [side][tail] -> counts per threshold index
+    candidates: list[tuple[float, tuple[str, str, int]]] = []
+    for tail, numerator in _KINDS:
+        ti = 0 if tail == "lower" else 1
+        num_side = 0 if numerator == "d" else 1
+        score = _log_ratio(
+            _cp_lower(sel_tails[num_side][ti], n_sel, a), _cp_upper(sel_tails[1 - num_side][ti], n_sel, a), delta
+        )
+        j = int(np.argmax(score))
+        candidates.append((float(score[j]), (tail, numerator, j)))
+    return [ev for sc, ev in candidates if sc > 0] or [max(candidates, key=lambda c: c[0])[1]]
+
+
+def _bound_event(
+    event: tuple[str, str, int],
+    edges: NDArray[np.float64],
+    thresholds: _Thresholds,
+    est: list[NDArray[np.int64]],
+    n_est: int,
+    a: float,
+    delta: float,
+) -> AuditEvent:
+    """The estimation-phase Clopper--Pearson bounds (each at level ``a``) of one kept event."""
+    tail, numerator, j = event
+    num_side = 0 if numerator == "d" else 1
+    i = thresholds.values.index(float(edges[j]))
+    below = (int(est[num_side][i]), int(est[1 - num_side][i]))
+    h_p, h_q = below if tail == "lower" else (n_est - below[0], n_est - below[1])
+    p_lo = float(_cp_lower(np.array([h_p]), n_est, a)[0])
+    q_hi = float(_cp_upper(np.array([h_q]), n_est, a)[0])
+    eps = float(_log_ratio(np.array([p_lo]), np.array([q_hi]), delta)[0])
+    return AuditEvent(tail, float(edges[j]), numerator, h_p, h_q, p_lo, q_hi, eps)  # type: ignore[arg-type]
 
 
 def audit_threshold_events(
