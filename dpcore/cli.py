@@ -220,7 +220,11 @@ FLAWED_MECHANISMS = {
 
 def _builtin_mechanisms() -> dict[str, str]:
     """Every ``audit --mechanism`` name: the registry, calibrated to the claim, and the seeds' flawed ones."""
-    names = {name: f"{cls.summary}, calibrated to the claimed epsilon" for name, cls in _registry().items()}
+    names = {
+        name: f"{cls.summary}, calibrated to the claimed epsilon"
+        for name, cls in _registry().items()
+        if hasattr(cls, "calibrate")  # a class without a calibrator cannot be set to a claimed epsilon
+    }
     return {**names, **FLAWED_MECHANISMS}
 
 
