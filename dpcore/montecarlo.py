@@ -10,7 +10,7 @@ should reject, and the chapters assert that it does (negative controls).
 
 Samples are drawn by a ``sampler(rng, size) -> ndarray`` in chunks of
 ``chunk_size``, chunk ``j`` from child ``j`` of the root stream of ``rng`` --
-the engine the auditor uses too (:mod:`dpcore._engine`) -- and only running
+the engine the auditor uses too (``dpcore._engine``) -- and only running
 sums or counts are kept, so memory stays flat however large ``n`` is. Results
 are reproducible from ``rng`` (an int seed).
 
