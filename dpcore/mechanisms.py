@@ -59,6 +59,7 @@ optimize = lazy_module("scipy.optimize")
 
 __all__ = [
     "Mechanism",
+    "IntegerNoiseMechanism",
     "LaplaceMechanism",
     "GaussianMechanism",
     "DiscreteLaplaceMechanism",
@@ -243,8 +244,41 @@ class GaussianMechanism(Mechanism):
         return GaussianMechanism(self.sigma, math.sqrt(k) * self.sensitivity)
 
 
+class IntegerNoiseMechanism(Mechanism):
+    """Base of the discrete mechanisms: an integer query plus exactly sampled integer noise.
+
+    A subclass declares ``sensitivity: int`` and ``_max_sensitivity`` (its
+    profile sums over a range that grows with it) and draws ``n`` noise values
+    in ``_noise``.
+    """
+
+    _max_sensitivity: ClassVar[int]
+    sensitivity: int
+
+    def _check_sensitivity(self) -> None:
+        s = check_positive_int("sensitivity", self.sensitivity)
+        if s > self._max_sensitivity:
+            raise ValueError(f"sensitivity must be <= {self._max_sensitivity} (the profile sums over it); got {s}")
+        object.__setattr__(self, "sensitivity", s)
+
+    @abc.abstractmethod
+    def _noise(self, n: int, rng: RNGLike) -> NDArray[np.int64]:
+        """``n`` exact noise draws."""
+
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """Integer ``value`` plus exact integer noise (``size`` releases if given)."""
+        v = np.asarray(value)
+        if not np.issubdtype(v.dtype, np.integer):
+            raise ValueError(f"value must be integers; got dtype {v.dtype}")
+        shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
+        n = max(1, int(np.prod(shape)))
+        noise = np.asarray(self._noise(n, rng))[: int(np.prod(shape))]
+        out = v + noise.reshape(shape)
+        return int(out) if out.ndim == 0 else out
+
+
 @dataclass(frozen=True)
-class DiscreteLaplaceMechanism(Mechanism):
+class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
     r"""Integer query plus discrete Laplace noise, :math:`P(Z = z) = \tanh(1/(2b))\, e^{-|z|/b}`, exactly sampled.
 
     For neighbours at integer distance :math:`\Delta` (answers 0 and
@@ -275,15 +309,14 @@ class DiscreteLaplaceMechanism(Mechanism):
     name: ClassVar[str] = "discrete-laplace"
     summary: ClassVar[str] = "integer value + exact discrete Laplace noise of rational scale"
 
+    _max_sensitivity: ClassVar[int] = 10**7
+
     scale: Fraction
     sensitivity: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", as_fraction("scale", self.scale))
-        s = check_positive_int("sensitivity", self.sensitivity)
-        if s > 10**7:
-            raise ValueError(f"sensitivity must be <= 10**7 (the profile sums over it); got {s}")
-        object.__setattr__(self, "sensitivity", s)
+        self._check_sensitivity()
 
     @classmethod
     def calibrate(cls, epsilon: Any, sensitivity: int = 1) -> DiscreteLaplaceMechanism:
@@ -296,16 +329,9 @@ class DiscreteLaplaceMechanism(Mechanism):
         r""":math:`\Delta/b`."""
         return float(self.sensitivity / self.scale)
 
-    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
-        """Integer ``value`` plus exact discrete Laplace noise (:func:`dpcore.sample_discrete_laplace`)."""
-        v = np.asarray(value)
-        if not np.issubdtype(v.dtype, np.integer):
-            raise ValueError(f"value must be integers; got dtype {v.dtype}")
-        shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
-        n = max(1, int(np.prod(shape)))
-        noise = np.asarray(sample_discrete_laplace(self.scale, n, rng))[: int(np.prod(shape))]
-        out = v + noise.reshape(shape)
-        return int(out) if out.ndim == 0 else out
+    def _noise(self, n: int, rng: RNGLike) -> NDArray[np.int64]:
+        """Exact discrete Laplace draws (:func:`dpcore.sample_discrete_laplace`)."""
+        return np.asarray(sample_discrete_laplace(self.scale, n, rng))
 
     def _pieces(self) -> tuple[float, float, float, NDArray[np.float64]]:
         """b, log r = -1/b, log tanh(1/(2b)), and the middle points z = 1 .. Delta - 1."""
@@ -373,7 +399,7 @@ def randomized_response(bits: ArrayLike, epsilon: float, rng: RNGLike = None) ->
 
 
 @dataclass(frozen=True)
-class DiscreteGaussianMechanism(Mechanism):
+class DiscreteGaussianMechanism(IntegerNoiseMechanism):
     r"""Integer query plus discrete Gaussian noise :math:`\mathcal N_{\mathbb Z}(0, \sigma^2)`, exactly sampled.
 
     :math:`P(Z = z) \propto e^{-z^2/(2\sigma^2)}` on the integers (Canonne,
@@ -404,26 +430,18 @@ class DiscreteGaussianMechanism(Mechanism):
     name: ClassVar[str] = "discrete-gaussian"
     summary: ClassVar[str] = "integer value + exact discrete Gaussian noise, sigma2 rational"
 
+    _max_sensitivity: ClassVar[int] = 10**6
+
     sigma2: Fraction
     sensitivity: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma2", as_fraction("sigma2", self.sigma2))
-        s = check_positive_int("sensitivity", self.sensitivity)
-        if s > 10**6:
-            raise ValueError(f"sensitivity must be <= 10**6 (the profile sums over a window of it); got {s}")
-        object.__setattr__(self, "sensitivity", s)
+        self._check_sensitivity()
 
-    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
-        """Integer ``value`` plus exact discrete Gaussian noise (:func:`dpcore.sample_discrete_gaussian`)."""
-        v = np.asarray(value)
-        if not np.issubdtype(v.dtype, np.integer):
-            raise ValueError(f"value must be integers; got dtype {v.dtype}")
-        shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
-        n = max(1, int(np.prod(shape)))
-        noise = np.asarray(sample_discrete_gaussian(self.sigma2, n, rng))[: int(np.prod(shape))]
-        out = v + noise.reshape(shape)
-        return int(out) if out.ndim == 0 else out
+    def _noise(self, n: int, rng: RNGLike) -> NDArray[np.int64]:
+        """Exact discrete Gaussian draws (:func:`dpcore.sample_discrete_gaussian`)."""
+        return np.asarray(sample_discrete_gaussian(self.sigma2, n, rng))
 
     def _window(self) -> tuple[float, NDArray[np.float64], float]:
         """sigma^2, the integers z of the window, and log of the normaliser sum_z e^{-z^2/(2 sigma^2)}."""
