@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["chunk_sizes", "chunk_rng", "chunks", "draw"]
+__all__ = ["child", "chunk_sizes", "chunk_rng", "chunks", "draw"]
 
 
 def chunk_sizes(n: int, chunk_size: int) -> list[int]:
@@ -34,10 +34,18 @@ def chunk_sizes(n: int, chunk_size: int) -> list[int]:
     return [chunk_size] * full + ([rest] if rest else [])
 
 
+def child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
+    """The descendant of ``root`` at ``key``: ``child(root, i, j)`` is ``root.spawn(..)[i].spawn(..)[j]``.
+
+    Built from the spawn key, so ``root`` is not advanced: the same root always
+    gives the same children (``SeedSequence.spawn`` would count them off).
+    """
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, *key), pool_size=root.pool_size)
+
+
 def chunk_rng(root: np.random.SeedSequence, j: int) -> np.random.Generator:
-    """The generator of chunk ``j``: ``root.spawn(j + 1)[j]``, built without spawning from ``root``."""
-    child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, j), pool_size=root.pool_size)
-    return np.random.Generator(np.random.PCG64(child))
+    """The generator of chunk ``j``: that of :func:`child` ``(root, j)``."""
+    return np.random.Generator(np.random.PCG64(child(root, j)))
 
 
 def chunks(n: int, chunk_size: int, root: np.random.SeedSequence) -> Iterator[tuple[int, np.random.Generator]]:

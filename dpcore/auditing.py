@@ -487,8 +487,7 @@ class _Streams:
     executor: Executor | None
 
     def stream(self, phase: int, side: int) -> np.random.SeedSequence:
-        r = self.root
-        return np.random.SeedSequence(r.entropy, spawn_key=(*r.spawn_key, phase, side), pool_size=r.pool_size)
+        return _engine.child(self.root, phase, side)
 
     def chunk(self, phase: int, side: int, j: int) -> np.random.Generator:
         return _engine.chunk_rng(self.stream(phase, side), j)

@@ -665,7 +665,7 @@ def check_law(
     means, premise: variance at most ``variance_bound``), :func:`check_variance`
     (median of means over disjoint pairs, premise: kurtosis at most
     ``kurtosis_bound``) and :func:`check_probability` (Clopper--Pearson), each
-    at level :math:`\alpha/4` on its own stream (``SeedSequence.spawn``), so a
+    at level :math:`\alpha/4` on its own child stream of ``rng``'s root, so a
     true claim fails any of them with probability at most ``alpha`` (union
     bound). The premises are separate from the claims, so that a wrong
     claimed variance does not change the mean check's interval.
@@ -683,7 +683,8 @@ def check_law(
     """
     alpha = check_probability_open("alpha", alpha)
     a = alpha / 4
-    streams = as_seed_sequence(rng).spawn(4)
+    root = as_seed_sequence(rng)
+    streams = [_engine.child(root, i) for i in range(4)]  # root.spawn(4), without advancing a given root
     label = f" ({name})" if name else ""
     common: dict[str, Any] = {"alpha": a, "chunk_size": chunk_size}
     return [

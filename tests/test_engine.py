@@ -47,3 +47,17 @@ def test_draw_rejects_what_is_not_a_finite_real_vector_of_the_size() -> None:
     # a mechanism is called as mechanism(data, size, rng)
     out = _engine.draw(lambda data, n, gen: np.full(n, data), 3, g, 2.5, what="mechanism(data, size, rng)")
     assert out.tolist() == [2.5, 2.5, 2.5]
+
+
+def test_child_is_the_spawned_descendant_and_repeats() -> None:
+    a, b = _engine.child(np.random.SeedSequence(5), 1, 0), np.random.SeedSequence(5).spawn(2)[1].spawn(1)[0]
+    assert a.spawn_key == b.spawn_key == (1, 0) and a.entropy == b.entropy
+    # a SeedSequence handed to a check is a root, not a counter: the same root gives the same result
+    root = np.random.SeedSequence(8)
+    kw = dict(cdf=lambda x: np.clip(x, 0, 1), mean=0.5, variance=1 / 12, variance_bound=1 / 12, kurtosis_bound=1.8)
+
+    def law() -> list[dpcore.CheckResult]:
+        uniform = lambda g, n: g.random(n)  # noqa: E731
+        return dpcore.check_law(uniform, 5000, **kw, event=lambda u: u < 0.5, event_probability=0.5, rng=root)
+
+    assert [r.estimate for r in law()] == [r.estimate for r in law()]
