@@ -160,12 +160,15 @@ def _build_mechanism(cls: Any, args: argparse.Namespace, command: str) -> Any:
         kwargs[f.name] = _positive(_option(f.name), value)
     try:
         return cls(**kwargs)
-    except ValueError as exc:  # name the option, not the field
-        msg = str(exc)
-        for field in kwargs:
-            if msg.startswith(field + " "):
-                msg = _option(field) + msg[len(field) :]
-        raise UsageError(msg) from None
+    except ValueError as exc:
+        raise _as_usage_error(exc, kwargs) from None
+
+
+def _as_usage_error(exc: ValueError, parameters: Any) -> UsageError:
+    """The library's error with the parameter it names (one of ``parameters``) written as its option."""
+    msg = str(exc)
+    name = msg.split(" ", 1)[0]
+    return UsageError(_option(name) + msg[len(name) :] if name in parameters else msg)
 
 
 def _parameters(mech: Any) -> dict[str, Any]:
@@ -266,26 +269,27 @@ def _calibrated(name: str, epsilon: float, args: argparse.Namespace) -> tuple[An
 
     import dpcore
 
-    if name in ("gaussian", "gaussian-variance-as-std") and args.delta is None:
-        raise UsageError(f"audit --mechanism {name} needs --delta")
     sensitivity = _positive("--sensitivity", 1.0 if args.sensitivity is None else args.sensitivity)
     if name in FLAWED_MECHANISMS:
         if name == "gaussian-variance-as-std":
+            if args.delta is None:
+                raise UsageError(f"audit --mechanism {name} needs --delta")
             sigma = dpcore.analytic_gaussian_sigma(sensitivity, epsilon, args.delta)
             return dpcore.ReleaseOutputs(_flawed().gaussian_variance_as_std, sigma=sigma), sensitivity
         stray = _flawed().laplace_stray_factor_two
         return dpcore.ReleaseOutputs(stray, sensitivity=sensitivity, epsilon=epsilon), sensitivity
     cls = _registry()[name]
-    wanted = inspect.signature(cls.calibrate).parameters
-    given = {"epsilon": epsilon, "delta": args.delta, "sensitivity": sensitivity}
+    wanted = inspect.signature(cls.calibrate).parameters  # what the class's calibrator takes
+    if "delta" in wanted and args.delta is None:
+        raise UsageError(f"audit --mechanism {name} needs --delta")
     if "sensitivity" not in wanted and args.sensitivity is not None:
         raise UsageError(f"--sensitivity does not apply to --mechanism {name}")
+    given = {"epsilon": epsilon, "delta": args.delta, "sensitivity": sensitivity}
     kwargs = {k: v for k, v in given.items() if k in wanted and v is not None}
     try:
         mech = cls.calibrate(**kwargs)
     except ValueError as exc:
-        msg = str(exc)
-        raise UsageError(("--" + msg) if msg.split(" ", 1)[0] in given else msg) from None
+        raise _as_usage_error(exc, given) from None
     return mech, getattr(mech, "sensitivity", 1)
 
 

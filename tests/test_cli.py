@@ -139,40 +139,14 @@ def test_audit_user_callable(tmp_path: Path) -> None:
             return float(data) + rng.laplace(0.0, 0.5, size)
     """)
     )
-    out = run_json(
-        "audit",
-        "--callable",
-        "mymechs:half_scale",
-        "--d",
-        "0",
-        "--d-prime",
-        "1",
-        "--epsilon",
-        "1",
-        "--samples",
-        "300000",
-        "--seed",
-        "3",
-        cwd=tmp_path,
-        status=1,
-    )
+
+    def audit(epsilon: str, status: int) -> dict:
+        argv = ["--callable", "mymechs:half_scale", "--d", "0", "--d-prime", "1", "--epsilon", epsilon]
+        return run_json("audit", *argv, "--samples", "300000", "--seed", "3", cwd=tmp_path, status=status)
+
+    out = audit("1", status=1)
     assert out["violation"] is True and out["epsilon_lower"] > 1.0
-    out = run_json(
-        "audit",
-        "--callable",
-        "mymechs:half_scale",
-        "--d",
-        "0",
-        "--d-prime",
-        "1",
-        "--epsilon",
-        "2",
-        "--samples",
-        "300000",
-        "--seed",
-        "3",
-        cwd=tmp_path,
-    )
+    out = audit("2", status=0)
     assert out["violation"] is False and out["epsilon_lower"] <= 2.0
 
 
