@@ -29,6 +29,7 @@ exist; the profiles derived here are stated in each class's docstring.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import inspect
 import math
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ optimize = lazy_module("scipy.optimize")
 
 __all__ = [
     "Mechanism",
+    "RealNoiseMechanism",
     "IntegerNoiseMechanism",
     "LaplaceMechanism",
     "GaussianMechanism",
@@ -128,8 +130,28 @@ class Mechanism(abc.ABC):
         return np.asarray(self.sample(data, size, rng), dtype=np.float64)
 
 
+class RealNoiseMechanism(Mechanism):
+    """Base of the mechanisms that add real-valued noise to a real query.
+
+    Every dataclass field of a subclass (the noise parameter, the sensitivity)
+    must be a finite number > 0; a subclass draws its noise in ``_noise``.
+    """
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            object.__setattr__(self, f.name, check_positive_finite(f.name, getattr(self, f.name)))
+
+    @abc.abstractmethod
+    def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
+        """Independent noise draws of the given shape."""
+
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """``value`` plus independent noise (``size`` releases if given)."""
+        return release_with_noise(value, self._noise, rng, size)
+
+
 @dataclass(frozen=True)
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(RealNoiseMechanism):
     r"""The Laplace mechanism :math:`M(D) = f(D) + \mathrm{Lap}(0, b)` for a query of L1 sensitivity :math:`\Delta`.
 
     Privacy profile (neighbours at distance :math:`\Delta`; the privacy loss
@@ -152,10 +174,6 @@ class LaplaceMechanism(Mechanism):
     scale: float
     sensitivity: float = 1.0
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_positive_finite("scale", self.scale))
-        object.__setattr__(self, "sensitivity", check_positive_finite("sensitivity", self.sensitivity))
-
     @classmethod
     def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
         """The epsilon-DP Laplace mechanism, :math:`b = \\Delta/\\varepsilon` (:func:`dpcore.laplace_scale`)."""
@@ -166,9 +184,9 @@ class LaplaceMechanism(Mechanism):
         r""":math:`\Delta/b`, the epsilon at :math:`\delta = 0`."""
         return self.sensitivity / self.scale
 
-    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
-        """``value`` plus independent Laplace noise (``size`` releases if given)."""
-        return release_with_noise(value, lambda g, s: laplace_noise(g, s, self.scale), rng, size)
+    def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
+        """Laplace noise of scale ``scale`` (:func:`dpcore.laplace_noise`)."""
+        return laplace_noise(gen, shape, self.scale)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
@@ -188,7 +206,7 @@ class LaplaceMechanism(Mechanism):
 
 
 @dataclass(frozen=True)
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(RealNoiseMechanism):
     r"""The Gaussian mechanism :math:`M(D) = f(D) + N(0, \sigma^2)` for a query of L2 sensitivity :math:`\Delta`.
 
     Profile :func:`dpcore.gaussian_delta` (Balle & Wang 2018, Theorem 8), its
@@ -206,18 +224,14 @@ class GaussianMechanism(Mechanism):
     sigma: float
     sensitivity: float = 1.0
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sigma", check_positive_finite("sigma", self.sigma))
-        object.__setattr__(self, "sensitivity", check_positive_finite("sensitivity", self.sensitivity))
-
     @classmethod
     def calibrate(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
         """The (epsilon, delta)-DP Gaussian mechanism of smallest sigma (:func:`dpcore.analytic_gaussian_sigma`)."""
         return cls(analytic_gaussian_sigma(sensitivity, epsilon, delta), sensitivity)
 
-    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
-        """``value`` plus independent Gaussian noise (``size`` releases if given)."""
-        return release_with_noise(value, lambda g, s: g.normal(0.0, self.sigma, s), rng, size)
+    def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
+        """Gaussian noise of standard deviation ``sigma``."""
+        return gen.normal(0.0, self.sigma, shape)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
