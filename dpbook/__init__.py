@@ -8,6 +8,7 @@
 * :mod:`dpbook.symbolic` -- shared sympy symbols, densities and the symbolic comparison;
 * :mod:`dpbook.flawed` -- deliberately flawed mechanisms and miscalibrated checks (negative controls);
 * :mod:`dpbook.calibration` -- calibration experiments of the statistical checks;
+* :mod:`dpbook.experiments` -- the chapters' experiments, one function each, returning evidence for the ledger;
 * :mod:`dpbook.figures` -- the book's figures, one function each (the chapters' cells that call them are hidden);
 * :mod:`dpbook.display` -- benchmark tables (``benchmarks/results``) rendered as HTML in the book;
 * :mod:`dpbook.reference` -- mpmath reference values, independent of dpcore, for tests, benchmarks, chapters.
@@ -20,7 +21,17 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["calibration", "display", "evidence", "figures", "flawed", "ledger", "reference", "symbolic"]
+__all__ = [
+    "calibration",
+    "display",
+    "evidence",
+    "experiments",
+    "figures",
+    "flawed",
+    "ledger",
+    "reference",
+    "symbolic",
+]
 
 
 def __getattr__(name: str) -> ModuleType:
