@@ -71,6 +71,7 @@ import math
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -100,7 +101,6 @@ Mechanism = Callable[[Any, int, np.random.Generator], NDArray[Any]]
 
 _SHIFT_63 = np.uint64(63)
 _DEFAULT_CHUNK = 1 << 16
-_CHUNKS_PER_TASK = 64
 
 
 # --------------------------------------------------------------------------- fast mechanisms
@@ -294,21 +294,12 @@ def _draw(mechanism: Mechanism, data: Any, size: int, gen: np.random.Generator) 
     return _engine.draw(mechanism, size, gen, data, what="mechanism(data, size, rng)")
 
 
-def _count_task(
-    mechanism: Mechanism,
-    data: Any,
-    stream: np.random.SeedSequence,
-    first: int,
-    sizes: list[int],
-    counter: _Grid | _Thresholds,
+def _count_chunk(
+    mechanism: Mechanism, data: Any, counter: _Grid | _Thresholds, j: int, gen: np.random.Generator, size: int
 ) -> NDArray[np.int64]:
-    """Generate and count chunks ``first, first+1, ...`` of one (phase, side) stream."""
-    total = np.zeros(_counter_size(counter), dtype=np.int64)
-    buf = np.empty(max(sizes)) if isinstance(counter, _Grid) else np.empty(0)
-    for offset, size in enumerate(sizes):
-        gen = _engine.chunk_rng(stream, first + offset)
-        total += counter.counts(_draw(mechanism, data, size, gen), buf)
-    return total
+    """Generate one chunk of a (phase, side) stream and count it."""
+    buf = np.empty(size) if isinstance(counter, _Grid) else np.empty(0)
+    return counter.counts(_draw(mechanism, data, size, gen), buf)
 
 
 def _counter_size(counter: _Grid | _Thresholds) -> int:
@@ -496,20 +487,15 @@ class _Streams:
         self, phase: int, sizes: list[int], skip_first: bool, counter: _Grid | _Thresholds
     ) -> list[NDArray[np.int64]]:
         """Counts of ``counter`` over every chunk of ``phase`` on both sides (chunk 0 skipped if ``skip_first``)."""
-        jobs = []
-        for side in (0, 1):
-            for first in range(1 if skip_first else 0, len(sizes), _CHUNKS_PER_TASK):
-                part = sizes[first : first + _CHUNKS_PER_TASK]
-                jobs.append((side, (self.mechanism, self.datas[side], self.stream(phase, side), first, part, counter)))
-        totals = [np.zeros(_counter_size(counter), dtype=np.int64) for _ in (0, 1)]
-        if self.executor is None:
-            for side, args in jobs:
-                totals[side] += _count_task(*args)
-        else:
-            futures = [(side, self.executor.submit(_count_task, *args)) for side, args in jobs]
-            for side, fut in futures:
-                totals[side] += np.asarray(fut.result(), dtype=np.int64)
-        return totals
+        start = 1 if skip_first else 0
+        if start >= len(sizes):
+            return [np.zeros(_counter_size(counter), dtype=np.int64) for _ in (0, 1)]
+        streams = [
+            (partial(_count_chunk, self.mechanism, self.datas[side], counter), self.stream(phase, side))
+            for side in (0, 1)
+        ]
+        totals = _engine.fold_streams(streams, np.add, sizes, executor=self.executor, start=start)
+        return [np.asarray(t, dtype=np.int64) for t in totals]
 
 
 def _select_events(sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta: float) -> list[tuple[str, str, int]]:

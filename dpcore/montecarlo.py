@@ -12,7 +12,9 @@ Samples are drawn by a ``sampler(rng, size) -> ndarray`` in chunks of
 ``chunk_size``, chunk ``j`` from child ``j`` of the root stream of ``rng`` --
 the engine the auditor uses too (``dpcore._engine``) -- and only running
 sums or counts are kept, so memory stays flat however large ``n`` is. Results
-are reproducible from ``rng`` (an int seed).
+are reproducible from ``rng`` (an int seed), and the same whether the chunks
+are drawn here or on an ``executor`` (a process pool, or a Dask cluster through
+``dask.distributed.Client.get_executor()``).
 
 Inequalities used
 -----------------
@@ -31,8 +33,11 @@ Inequalities used
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -142,6 +147,16 @@ def _draw(sampler: Sampler, gen: np.random.Generator, size: int) -> NDArray[np.f
     return _engine.draw(sampler, size, gen, what="sampler")
 
 
+def _chunk_hits(
+    sampler: Sampler, event: Callable[[NDArray[Any]], NDArray[np.bool_]], j: int, gen: np.random.Generator, m: int
+) -> int:
+    """Samples of one chunk in the event."""
+    mask = np.asarray(event(_draw(sampler, gen, m)), dtype=bool)
+    if mask.shape != (m,):
+        raise ValueError(f"event must return a boolean array of length {m}; got shape {mask.shape}")
+    return int(np.count_nonzero(mask))
+
+
 def check_probability(
     sampler: Sampler,
     event: Callable[[NDArray[Any]], NDArray[np.bool_]],
@@ -151,6 +166,7 @@ def check_probability(
     alternative: Literal["two-sided", "less", "greater"] = "two-sided",
     alpha: float = DEFAULT_ALPHA,
     rng: RNGLike = None,
+    executor: Executor | None = None,
     chunk_size: int = DEFAULT_CHUNK,
     name: str = "probability",
 ) -> CheckResult:
@@ -183,6 +199,10 @@ def check_probability(
         The claimed probability (or bound), in [0, 1].
     alternative, alpha, rng, chunk_size, name
         See above; ``rng`` is ``None | int | Generator``.
+    executor : concurrent.futures.Executor, optional
+        Where the chunks are drawn and counted (``None``: here); the result is
+        the same. Every check takes it. A process pool needs a picklable
+        ``sampler`` and ``event``; a Dask client's executor also takes closures.
 
     Raises
     ------
@@ -196,12 +216,9 @@ def check_probability(
         raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
     if alternative not in ("two-sided", "less", "greater"):
         raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
-    hits = 0
-    for m, gen in _engine.chunks(n, chunk_size, as_seed_sequence(rng)):
-        mask = np.asarray(event(_draw(sampler, gen, m)), dtype=bool)
-        if mask.shape != (m,):
-            raise ValueError(f"event must return a boolean array of length {m}; got shape {mask.shape}")
-        hits += int(np.count_nonzero(mask))
+    sizes = _engine.chunk_sizes(n, chunk_size)
+    task = partial(_chunk_hits, sampler, event)
+    hits = _engine.fold_chunks(task, operator.add, sizes, as_seed_sequence(rng), executor=executor)
     return probability_result(hits, n, claimed_f, alternative=alternative, alpha=alpha, name=name)
 
 
@@ -347,6 +364,27 @@ def probability_acceptance(
     return min(1.0, inside + outside)
 
 
+def _chunk_moments(
+    sampler: Sampler, lower: float, upper: float, j: int, gen: np.random.Generator, m: int
+) -> tuple[int, float, float]:
+    """Count, mean and sum of squared deviations of one chunk, whose samples must lie in ``[lower, upper]``."""
+    xs = _draw(sampler, gen, m)
+    if xs.min() < lower or xs.max() > upper:
+        raise ValueError(
+            f"a sample lies outside [lower, upper] = [{lower}, {upper}]: range seen [{xs.min()}, {xs.max()}]"
+        )
+    cm = float(xs.mean())
+    return m, cm, float(((xs - cm) ** 2).sum())
+
+
+def _merge_moments(a: tuple[int, float, float], b: tuple[int, float, float]) -> tuple[int, float, float]:
+    """The moments of two parts merged (Chan, Golub & LeVeque's parallel update)."""
+    (count, mean, m2), (m, cm, cm2) = a, b
+    delta_ = cm - mean
+    total = count + m
+    return total, mean + delta_ * m / total, m2 + cm2 + delta_**2 * count * m / total
+
+
 def check_bounded_mean(
     sampler: Sampler,
     n: int,
@@ -356,6 +394,7 @@ def check_bounded_mean(
     upper: float,
     alpha: float = DEFAULT_ALPHA,
     rng: RNGLike = None,
+    executor: Executor | None = None,
     chunk_size: int = DEFAULT_CHUNK,
     name: str = "bounded mean",
 ) -> CheckResult:
@@ -385,20 +424,9 @@ def check_bounded_mean(
     lower_f, upper_f = float(lower), float(upper)
     if not (math.isfinite(lower_f) and math.isfinite(upper_f) and lower_f < upper_f):
         raise ValueError(f"lower and upper must be finite with lower < upper; got [{lower}, {upper}]")
-    count, mean, m2 = 0, 0.0, 0.0  # Chan et al. parallel variance update
-    for m, gen in _engine.chunks(n, chunk_size, as_seed_sequence(rng)):
-        xs = _draw(sampler, gen, m)
-        if xs.min() < lower_f or xs.max() > upper_f:
-            raise ValueError(
-                f"a sample lies outside [lower, upper] = [{lower_f}, {upper_f}]: range seen [{xs.min()}, {xs.max()}]"
-            )
-        cm = float(xs.mean())
-        cm2 = float(((xs - cm) ** 2).sum())
-        delta_ = cm - mean
-        total = count + m
-        mean += delta_ * m / total
-        m2 += cm2 + delta_**2 * count * m / total
-        count = total
+    task = partial(_chunk_moments, sampler, lower_f, upper_f)
+    sizes = _engine.chunk_sizes(n, chunk_size)
+    _, mean, m2 = _engine.fold_chunks(task, _merge_moments, sizes, as_seed_sequence(rng), executor=executor)
     var = m2 / (n - 1)
     width = upper_f - lower_f
     r_h = width * math.sqrt(math.log(4 / alpha) / (2 * n))
@@ -449,6 +477,23 @@ def median_of_means_radius(n: int, variance_bound: float, alpha: float) -> tuple
     return float(radii[best]), int(ks[best])
 
 
+def _chunk_block_sums(
+    sampler: Sampler,
+    transform: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None,
+    per_chunk: int,
+    m: int,
+    k: int,
+    j: int,
+    gen: np.random.Generator,
+    size: int,
+) -> NDArray[np.float64]:
+    """Sums per block of ``m`` values of chunk ``j``'s (transformed) values, which start at ``j per_chunk``."""
+    xs = _draw(sampler, gen, size)
+    vals = transform(xs) if transform is not None else xs
+    idx = (j * per_chunk + np.arange(vals.size)) // m
+    return np.asarray(np.bincount(idx, weights=vals, minlength=k)[:k], dtype=float)
+
+
 def _block_means(
     sampler: Sampler,
     root: np.random.SeedSequence,
@@ -456,19 +501,15 @@ def _block_means(
     k: int,
     chunk_size: int,
     transform: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None,
+    executor: Executor | None,
     group: int = 1,
 ) -> NDArray[np.float64]:
     """Means of ``k`` consecutive blocks of the (transformed) sample stream."""
     m = n_used // k  # values per block after the transform
-    sums = np.zeros(k)
-    pos = 0  # index of the next transformed value
     chunk_size = max(group, chunk_size - chunk_size % group)
-    for size, gen in _engine.chunks(n_used * group, chunk_size, root):
-        xs = _draw(sampler, gen, size)
-        vals = transform(xs) if transform is not None else xs
-        idx = (pos + np.arange(vals.size)) // m
-        sums += np.bincount(idx, weights=vals, minlength=k)[:k]
-        pos += vals.size
+    sizes = _engine.chunk_sizes(n_used * group, chunk_size)
+    task = partial(_chunk_block_sums, sampler, transform, chunk_size // group, m, k)
+    sums: NDArray[np.float64] = _engine.fold_chunks(task, operator.add, sizes, root, executor=executor)
     return sums / m
 
 
@@ -480,6 +521,7 @@ def check_mean(
     variance_bound: float,
     alpha: float = DEFAULT_ALPHA,
     rng: RNGLike = None,
+    executor: Executor | None = None,
     chunk_size: int = DEFAULT_CHUNK,
     name: str = "mean",
 ) -> CheckResult:
@@ -502,7 +544,7 @@ def check_mean(
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
     r, k = median_of_means_radius(n, variance_bound, alpha)
     n_used = (n // k) * k
-    means = _block_means(sampler, as_seed_sequence(rng), n_used, k, chunk_size, None)
+    means = _block_means(sampler, as_seed_sequence(rng), n_used, k, chunk_size, None, executor)
     est = float(np.median(means))
     return CheckResult(
         name=name,
@@ -518,6 +560,11 @@ def check_mean(
     )
 
 
+def _pair_stat(xs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``(x_{2i} - x_{2i+1})^2 / 2`` of consecutive disjoint pairs: unbiased for the variance."""
+    return (xs[0::2] - xs[1::2]) ** 2 / 2
+
+
 def check_variance(
     sampler: Sampler,
     n: int,
@@ -526,6 +573,7 @@ def check_variance(
     kurtosis_bound: float,
     alpha: float = DEFAULT_ALPHA,
     rng: RNGLike = None,
+    executor: Executor | None = None,
     chunk_size: int = DEFAULT_CHUNK,
     name: str = "variance",
 ) -> CheckResult:
@@ -558,10 +606,7 @@ def check_variance(
     r, k = median_of_means_radius(pairs, var_y, alpha)
     pairs_used = (pairs // k) * k
 
-    def pair_stat(xs: NDArray[np.float64]) -> NDArray[np.float64]:
-        return (xs[0::2] - xs[1::2]) ** 2 / 2
-
-    means = _block_means(sampler, as_seed_sequence(rng), pairs_used, k, chunk_size, pair_stat, group=2)
+    means = _block_means(sampler, as_seed_sequence(rng), pairs_used, k, chunk_size, _pair_stat, executor, group=2)
     est = float(np.median(means))
     return CheckResult(
         name=name,
@@ -577,6 +622,13 @@ def check_variance(
     )
 
 
+def _chunk_cdf_counts(
+    sampler: Sampler, g: NDArray[np.float64], j: int, gen: np.random.Generator, m: int
+) -> NDArray[np.int64]:
+    """Counts of one chunk's samples in the cells ``(-inf, g_0], (g_0, g_1], ..., (g_last, inf)``."""
+    return np.bincount(np.searchsorted(g, _draw(sampler, gen, m), side="left"), minlength=g.size + 1)
+
+
 def check_cdf(
     sampler: Sampler,
     n: int,
@@ -586,6 +638,7 @@ def check_cdf(
     grid_size: int = 4097,
     alpha: float = DEFAULT_ALPHA,
     rng: RNGLike = None,
+    executor: Executor | None = None,
     chunk_size: int = DEFAULT_CHUNK,
     name: str = "CDF",
 ) -> CheckResult:
@@ -609,16 +662,19 @@ def check_cdf(
         If ``cdf`` returns values outside [0, 1] or NaN, or arguments are invalid.
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
-    counts: NDArray[np.int64] | None = None
-    g: NDArray[np.float64] | None = None if grid is None else np.unique(np.asarray(grid, dtype=float))
-    for m, gen in _engine.chunks(n, chunk_size, as_seed_sequence(rng)):
-        xs = _draw(sampler, gen, m)
-        if g is None:
-            g = np.unique(np.quantile(xs, np.linspace(0, 1, check_positive_int("grid_size", grid_size, 2))))
-        if counts is None:
-            counts = np.zeros(g.size + 1, dtype=np.int64)
-        counts += np.bincount(np.searchsorted(g, xs, side="left"), minlength=g.size + 1)
-    assert counts is not None and g is not None
+    root, sizes = as_seed_sequence(rng), _engine.chunk_sizes(n, chunk_size)
+    if grid is None:  # the quantiles of chunk 0, which is then counted here
+        first = _draw(sampler, _engine.chunk_rng(root, 0), sizes[0])
+        g = np.unique(np.quantile(first, np.linspace(0, 1, check_positive_int("grid_size", grid_size, 2))))
+        counts = np.bincount(np.searchsorted(g, first, side="left"), minlength=g.size + 1)
+        if len(sizes) > 1:
+            task = partial(_chunk_cdf_counts, sampler, g)
+            counts = counts + _engine.fold_chunks(task, operator.add, sizes, root, executor=executor, start=1)
+    else:
+        g = np.unique(np.asarray(grid, dtype=float))
+        counts = _engine.fold_chunks(
+            partial(_chunk_cdf_counts, sampler, g), operator.add, sizes, root, executor=executor
+        )
     empirical = np.cumsum(counts)[:-1] / n  # F_n(g_j) = #{x <= g_j} / n
     claimed_f = np.asarray(cdf(g), dtype=float)
     if claimed_f.shape != g.shape or not np.all((claimed_f >= 0) & (claimed_f <= 1)):
@@ -656,6 +712,7 @@ def check_law(
     grid: NDArray[np.float64] | None = None,
     alpha: float = DEFAULT_ALPHA,
     rng: RNGLike = None,
+    executor: Executor | None = None,
     chunk_size: int = DEFAULT_CHUNK,
     name: str = "",
 ) -> list[CheckResult]:
@@ -686,7 +743,7 @@ def check_law(
     root = as_seed_sequence(rng)
     streams = [_engine.child(root, i) for i in range(4)]  # root.spawn(4), without advancing a given root
     label = f" ({name})" if name else ""
-    common: dict[str, Any] = {"alpha": a, "chunk_size": chunk_size}
+    common: dict[str, Any] = {"alpha": a, "chunk_size": chunk_size, "executor": executor}
     return [
         check_cdf(sampler, n, cdf, grid=grid, rng=streams[0], name=f"CDF{label}", **common),
         check_mean(sampler, n, mean, variance_bound=variance_bound, rng=streams[1], name=f"mean{label}", **common),

@@ -61,3 +61,71 @@ def test_child_is_the_spawned_descendant_and_repeats() -> None:
         return dpcore.check_law(uniform, 5000, **kw, event=lambda u: u < 0.5, event_probability=0.5, rng=root)
 
     assert [r.estimate for r in law()] == [r.estimate for r in law()]
+
+
+def _chunk_sum(j: int, gen: np.random.Generator, size: int) -> tuple[int, float]:
+    """Module level, so that a process pool can run it."""
+    return j, float(gen.random(size).sum())
+
+
+def _pairs(a: tuple[int, float], b: tuple[int, float]) -> tuple[int, float]:
+    return a[0] + b[0], a[1] + b[1]
+
+
+def test_fold_chunks_folds_every_chunk_in_order_wherever_it_runs() -> None:
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    sizes = _engine.chunk_sizes(10 * _engine.TASK_CHUNKS + 3, 5)  # 2 * TASK_CHUNKS + 1 chunks: three tasks
+    root = np.random.SeedSequence(8)
+    serial = _engine.fold_chunks(_chunk_sum, _pairs, sizes, root)
+    by_hand = sum(range(len(sizes))), 0.0
+    for j, m in enumerate(sizes):
+        by_hand = by_hand[0], by_hand[1] + float(_engine.chunk_rng(root, j).random(m).sum())
+    assert serial[0] == by_hand[0] and serial[1] == pytest.approx(by_hand[1], rel=1e-12)
+    with ThreadPoolExecutor(3) as threads, ProcessPoolExecutor(2) as processes:
+        assert _engine.fold_chunks(_chunk_sum, _pairs, sizes, root, executor=threads) == serial
+        assert _engine.fold_chunks(_chunk_sum, _pairs, sizes, root, executor=processes) == serial
+    tail = _engine.fold_chunks(_chunk_sum, _pairs, sizes, root, start=1)
+    assert tail[0] == serial[0] and tail[1] < serial[1]  # chunk 0 left out
+    two = _engine.fold_streams([(_chunk_sum, root), (_chunk_sum, np.random.SeedSequence(9))], _pairs, sizes)
+    assert two[0] == serial and two[1] != serial
+    with pytest.raises(ValueError, match="no chunk to run"):
+        _engine.fold_chunks(_chunk_sum, _pairs, sizes, root, start=len(sizes))
+
+
+def test_every_monte_carlo_check_gives_the_same_result_on_an_executor() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def sampler(g: np.random.Generator, n: int) -> np.ndarray:
+        return g.laplace(0.0, 1.0, n)
+
+    kw = dict(rng=5, chunk_size=64)  # 8000 samples: 125 chunks, two tasks
+    n = 8000
+    runs = {}
+    for ex in (None, ThreadPoolExecutor(2)):
+        runs[ex is None] = [
+            dpcore.check_probability(sampler, lambda x: x < 0, n, 0.5, executor=ex, **kw),
+            dpcore.check_bounded_mean(lambda g, m: g.random(m), n, 0.5, lower=0, upper=1, executor=ex, **kw),
+            dpcore.check_mean(sampler, n, 0.0, variance_bound=2.0, executor=ex, **kw),
+            dpcore.check_variance(sampler, n, 2.0, kurtosis_bound=6, executor=ex, **kw),
+            dpcore.check_cdf(
+                sampler, n, lambda t: 0.5 + 0.5 * np.sign(t) * (1 - np.exp(-np.abs(t))), executor=ex, **kw
+            ),
+            *dpcore.check_law(
+                sampler,
+                n,
+                cdf=lambda t: 0.5 + 0.5 * np.sign(t) * (1 - np.exp(-np.abs(t))),
+                mean=0.0,
+                variance=2.0,
+                variance_bound=2.0,
+                kurtosis_bound=6,
+                event=lambda x: x < 0,
+                event_probability=0.5,
+                executor=ex,
+                **kw,
+            ),
+        ]
+        if ex is not None:
+            ex.shutdown()
+    assert runs[True] == runs[False]
+    assert all(r.passed for r in runs[True])  # each at false alarm <= 1e-6
