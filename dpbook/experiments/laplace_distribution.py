@@ -1,0 +1,524 @@
+r"""Chapter 01, the Laplace distribution: its Monte Carlo checks and numerical experiments.
+
+The chapter derives the formulas with sympy; the functions here turn the
+derived formulas (passed in, lambdified) into numbers and test them against
+samples of :class:`dpcore.LaplaceMechanism`, run the same tests on plausible
+wrong claims, locate the crossing of the Laplace and normal tails, and check
+the chapter's counterexamples. Every random draw goes through :mod:`dpcore`
+with the integer seeds the chapter passes, so the printed numbers are those
+of the chapter's former inline code.
+
+Every Monte Carlo test wrongly rejects a true claim with probability at most
+its ``alpha`` (:mod:`dpcore.montecarlo`); the ledger adds these up (union
+bound) and keeps the total under :data:`dpbook.evidence.BOOK_ALPHA`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mpmath
+import numpy as np
+from numpy.typing import NDArray
+from scipy import special, stats
+from scipy.optimize import brentq
+
+import dpcore
+from dpcore.montecarlo import CheckResult, Sampler
+
+from ..evidence import Close, Compare, Evidence, Fact, Rejected, Test
+from . import Experiment
+
+__all__ = [
+    "laplace_sampler",
+    "DerivedLaw",
+    "LawChecks",
+    "law_checks",
+    "WrongLawChecks",
+    "wrong_law_checks",
+    "TailCrossing",
+    "tail_crossing",
+    "MGFCheck",
+    "mgf_check",
+    "ModeCheck",
+    "mode_probability",
+    "FejerCounterexample",
+    "fejer_counterexample",
+]
+
+Array = NDArray[np.float64]
+
+
+def laplace_sampler(loc: float, scale: float) -> Sampler:
+    r"""Samples of :math:`\mathrm{Lap}(\mu, b)`: ``dpcore.LaplaceMechanism(scale)`` releasing ``loc``.
+
+    Returns
+    -------
+    callable
+        ``sampler(rng, size)``, the signature of :mod:`dpcore.montecarlo`.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not finite and > 0 (from the mechanism).
+    """
+    mechanism = dpcore.LaplaceMechanism(scale)
+    return lambda gen, size: mechanism.sample(loc, size, gen)
+
+
+@dataclass(frozen=True)
+class DerivedLaw:
+    r"""The chapter's derived formulas for :math:`\mathrm{Lap}(\mu, b)`, as numerical functions.
+
+    Attributes
+    ----------
+    cdf : callable
+        ``cdf(x, mu, b)``, the distribution function (vectorised in ``x``).
+    mean, variance : callable
+        ``mean(mu, b)`` and ``variance(mu, b)``.
+    kurtosis : float
+        :math:`E[(X-\mu)^4]/\mathrm{Var}[X]^2`.
+    tail : callable
+        ``tail(t, b)`` = :math:`P(|X-\mu| > t)`.
+    """
+
+    cdf: Callable[[Array, float, float], Array]
+    mean: Callable[[float, float], float]
+    variance: Callable[[float, float], float]
+    kurtosis: float
+    tail: Callable[[float, float], float]
+
+    def at(self, loc: float, scale: float) -> dict[str, Any]:
+        r"""The claims and premises of :func:`dpcore.check_law` at :math:`(\mu, b)`.
+
+        The event is :math:`|X-\mu| > 2b`; the grid of the CDF check is
+        :math:`\mu + b\,[-10, 10]` (4001 points). The variance bound of the
+        mean check and the kurtosis bound of the variance check are the
+        derived variance and kurtosis.
+        """
+        variance = float(self.variance(loc, scale))
+        return dict(
+            cdf=lambda g: self.cdf(g, loc, scale),
+            mean=float(self.mean(loc, scale)),
+            variance=variance,
+            variance_bound=variance,
+            kurtosis_bound=float(self.kurtosis),
+            event=lambda v: np.abs(v - loc) > 2 * scale,
+            event_probability=float(self.tail(2 * scale, scale)),
+            grid=loc + scale * np.linspace(-10, 10, 4001),
+        )
+
+
+@dataclass(frozen=True)
+class LawChecks(Experiment):
+    """The four tests of :func:`dpcore.check_law` per law; ``results`` in the order run."""
+
+    results: tuple[CheckResult, ...] = field(default=())
+
+
+def law_checks(
+    law: DerivedLaw,
+    params: Sequence[tuple[float, float]],
+    *,
+    n: int,
+    alpha: float,
+    seed: int,
+) -> LawChecks:
+    r"""Test the derived law against samples of :math:`\mathrm{Lap}(\mu, b)` for each ``(mu, b)``.
+
+    For each law, :func:`dpcore.check_law` runs four tests, each at level
+    ``alpha/4``:
+
+    * the CDF: DKW with Massart's constant,
+      :math:`P(\sup_x|F_n - F| > r) \le 2e^{-2nr^2}`;
+    * the mean: median of means, premise :math:`\mathrm{Var}[X] \le` the
+      derived variance (Chebyshev per block, binomial tail across blocks);
+    * the variance: median of means over :math:`(X_1-X_2)^2/2`, premise
+      kurtosis :math:`\le` the derived kurtosis;
+    * the tail :math:`P(|X-\mu| > 2b)`: exact Clopper--Pearson interval.
+
+    Error budget: a true law fails with probability at most ``alpha`` (union
+    bound over its four tests), all laws together at most
+    ``len(params) * alpha``.
+
+    Parameters
+    ----------
+    law : DerivedLaw
+        The chapter's derived formulas.
+    params : sequence of (mu, b)
+        The laws to sample.
+    n : int
+        Samples per test.
+    alpha : float
+        False-alarm probability per law.
+    seed : int
+        Law ``i`` uses the stream ``seed + i``.
+
+    Returns
+    -------
+    LawChecks
+        ``evidence`` and ``results``: the ``4 * len(params)`` results (each
+        must pass); no controls (see :func:`wrong_law_checks`).
+    """
+    results: list[CheckResult] = []
+    for i, (loc, scale) in enumerate(params):
+        results += dpcore.check_law(
+            laplace_sampler(loc, scale),
+            n,
+            **law.at(loc, scale),
+            alpha=alpha,
+            rng=seed + i,
+            name=f"mu={loc}, b={scale}",
+        )
+    return LawChecks(evidence=tuple(results), results=tuple(results))
+
+
+@dataclass(frozen=True)
+class WrongLawChecks(Experiment):
+    """The tests of :func:`law_checks` applied to wrong claims.
+
+    ``results`` are the five tests, ``truths`` the true values of the tested
+    quantities, ``as_controls`` the first four as :class:`~dpbook.evidence.Test`
+    controls (each must fail) for the record of the derived law.
+    """
+
+    results: tuple[CheckResult, ...] = field(default=())
+    truths: tuple[float, ...] = field(default=())
+    as_controls: tuple[Evidence, ...] = field(default=())
+
+
+def wrong_law_checks(
+    law: DerivedLaw,
+    loc: float,
+    scale: float,
+    checked: Sequence[CheckResult],
+    *,
+    n: int,
+    alpha: float,
+    seed: int,
+    cdf_seed: int,
+) -> WrongLawChecks:
+    r"""Apply the law tests to five plausible wrong claims about :math:`\mathrm{Lap}(\mu, b)`.
+
+    The wrong claims: :math:`F` is the normal CDF of the same mean and
+    variance; :math:`E[X] = \mu + b`; :math:`\mathrm{Var}[X] = b^2`;
+    :math:`P(|X-\mu| > 2b) = e^{-2}/2` (one tail); and :math:`F` is the
+    Laplace CDF of scale :math:`b/\sqrt2` (from ``law.cdf``). The first four
+    go through :func:`dpcore.check_law` at level ``alpha`` (premises: the
+    derived variance and kurtosis, as in :func:`law_checks`), the last
+    through :func:`dpcore.check_cdf` at ``alpha/4``.
+
+    Each test must reject. Its miss probability (it passes the wrong claim)
+    is bounded by :func:`dpbook.evidence.miss_probability` from the true
+    value of the tested quantity: the sup distance between the derived and
+    the wrong CDF over the grid, :math:`\mu`, :math:`2b^2`, :math:`e^{-2}`.
+    The ledger adds those miss probabilities to the budget.
+
+    Parameters
+    ----------
+    law : DerivedLaw
+        The chapter's derived formulas (the premises, the true CDF).
+    loc, scale : float
+        The law :math:`\mathrm{Lap}(\mu, b)` sampled.
+    checked : sequence of CheckResult
+        Results of tests of true claims (from :func:`law_checks`): as
+        :class:`~dpbook.evidence.Rejected` they are the controls (a true
+        claim must not be rejected; risk: their own ``alpha``).
+    n : int
+        Samples per test.
+    alpha : float
+        Level of the four-test law check; the extra CDF test has ``alpha/4``.
+    seed, cdf_seed : int
+        Streams of the law check and of the extra CDF test.
+
+    Returns
+    -------
+    WrongLawChecks
+        ``evidence``: the five rejections; ``controls``: ``checked`` as
+        rejections; ``as_controls``: the first four as tests that must fail.
+    """
+    derived = law.at(loc, scale)
+    grid = derived["grid"]
+    normal_cdf = stats.norm(loc, np.sqrt(2) * scale).cdf
+
+    def narrow_cdf(g: Array) -> Array:
+        return law.cdf(g, loc, scale / 2**0.5)
+
+    claims = dict(cdf=normal_cdf, mean=loc + scale, variance=scale**2)
+    claims["event_probability"] = float(np.exp(-2) / 2)
+    sampler = laplace_sampler(loc, scale)
+    wrong = dpcore.check_law(sampler, n, **{**derived, **claims}, alpha=alpha, rng=seed, name="wrong")
+    wrong.append(
+        dpcore.check_cdf(
+            sampler,
+            n,
+            narrow_cdf,
+            grid=grid,
+            alpha=alpha / 4,
+            rng=cdf_seed,
+            name="CDF (wrong: Laplace of scale b/sqrt 2)",
+        )
+    )
+
+    def gap(cdf: Callable[[Array], Array]) -> float:
+        return float(np.abs(derived["cdf"](grid) - cdf(grid)).max())
+
+    truths = (gap(normal_cdf), loc, 2 * scale**2, float(np.exp(-2)), gap(narrow_cdf))
+    return WrongLawChecks(
+        evidence=tuple(Rejected(r.name, result=r, true_value=t) for r, t in zip(wrong, truths, strict=True)),
+        controls=tuple(Rejected(r.name, result=r, true_value=r.claimed) for r in checked),
+        results=tuple(wrong),
+        truths=truths,
+        as_controls=tuple(Test(r.name, result=r, true_value=t) for r, t in zip(wrong[:4], truths[:4], strict=True)),
+    )
+
+
+@dataclass(frozen=True)
+class TailCrossing(Experiment):
+    """Where the two-sided tails of Lap(0, b) and N(0, 2b^2) cross, in units of b."""
+
+    cross: float = math.nan
+    cross_mp: Any = None  # mpmath.mpf
+
+
+def tail_crossing(
+    bracket: tuple[float, float] = (0.5, 10.0),
+    guess: float = 2.4,
+    dps: int = 30,
+    seed_figure: float = 2.3,
+) -> TailCrossing:
+    r"""The root of :math:`e^{-u} - \operatorname{erfc}(u/2)`, :math:`u = t/b`, found twice.
+
+    ``scipy.optimize.brentq`` on ``bracket`` (where the function changes
+    sign) and ``mpmath.findroot`` from ``guess`` at ``dps`` digits must agree
+    to a relative 1e-10. No randomness, no false-alarm probability.
+
+    Returns
+    -------
+    TailCrossing
+        ``cross`` (brentq), ``cross_mp`` (mpmath); ``evidence``: the two
+        agree; ``controls``: the round figure ``seed_figure`` agrees with the
+        mpmath root to a relative 1e-3 (must fail).
+
+    Raises
+    ------
+    ValueError
+        If the function does not change sign on ``bracket`` (brentq).
+    """
+    cross = brentq(lambda u: np.exp(-u) - special.erfc(u / 2), *bracket)
+    with mpmath.workdps(dps):
+        cross_mp = mpmath.findroot(lambda u: mpmath.exp(-u) - mpmath.erfc(u / 2), guess)
+    return TailCrossing(
+        evidence=(Close("crossing point: brentq = mpmath", cross, float(cross_mp), rtol=1e-10),),
+        controls=(Close(f"crossing point is {seed_figure:g} b", seed_figure, float(cross_mp), rtol=1e-3),),
+        cross=float(cross),
+        cross_mp=cross_mp,
+    )
+
+
+@dataclass(frozen=True)
+class MGFCheck(Experiment):
+    """The Monte Carlo test of the MGF and of the one-sided (wrong) MGF: ``checks``."""
+
+    checks: tuple[CheckResult, ...] = field(default=())
+
+
+def mgf_check(
+    mgf: Callable[[float, float], float],
+    *,
+    scale: float,
+    n: int,
+    alpha: float,
+    seeds: tuple[int, int],
+) -> MGFCheck:
+    r"""Test the derived MGF :math:`M(\lambda) = E[e^{\lambda X}]` of Lap(0, b) at :math:`\lambda = 1/(4b)`.
+
+    The mean of :math:`Y = e^{\lambda X}` is tested by median of means
+    (:func:`dpcore.check_mean`), whose premise is the variance bound
+    :math:`\mathrm{Var}[Y] = M(2\lambda) - M(\lambda)^2`, exact and finite
+    because :math:`2\lambda < 1/b`. The claim is :math:`M(\lambda)` (16/15
+    for the correct MGF); the negative control is the one-sided
+    exponential MGF :math:`1/(1 - b\lambda) = 4/3`.
+
+    Error budget: the test of the claim has false-alarm ``alpha``; the
+    control's miss probability is ``alpha`` as well when
+    :math:`|4/3 - M(\lambda)| \ge 2r` (fixed radius ``r``), else 1.
+
+    Parameters
+    ----------
+    mgf : callable
+        ``mgf(lambda, b)``, the chapter's derived MGF (location 0).
+    scale : float
+        :math:`b`.
+    n : int
+        Samples per test.
+    alpha : float
+        Level of each test.
+    seeds : (int, int)
+        Streams of the test of the claim and of the control.
+
+    Returns
+    -------
+    MGFCheck
+        ``checks`` (claim, control); ``evidence``: the claim's test;
+        ``controls``: the one-sided MGF's test, with the true value
+        :math:`M(\lambda)`.
+    """
+    lam = 1 / (4 * scale)
+    var_bound = mgf(2 * lam, scale) - mgf(lam, scale) ** 2
+    sampler = laplace_sampler(0.0, scale)
+
+    def exp_smp(gen: np.random.Generator, size: int) -> Array:
+        return np.exp(lam * sampler(gen, size))
+
+    ok, wrong = (
+        dpcore.check_mean(exp_smp, n, c, variance_bound=var_bound, rng=sd, alpha=alpha, name=nm)
+        for c, sd, nm in [
+            (mgf(lam, scale), seeds[0], "E[exp(X/4b)] = 16/15"),
+            (1 / (1 - scale * lam), seeds[1], "wrong: one-sided exponential MGF 4/3"),
+        ]
+    )
+    return MGFCheck(
+        evidence=(Test(ok.name, result=ok),),
+        controls=(Test(wrong.name, result=wrong, true_value=mgf(lam, scale)),),
+        checks=(ok, wrong),
+    )
+
+
+@dataclass(frozen=True)
+class ModeCheck(Experiment):
+    """The tests of P(X = mu) = 0 and of the seed's P(X = mu) = 1: ``checks``."""
+
+    checks: tuple[CheckResult, ...] = field(default=())
+
+
+def mode_probability(
+    *,
+    loc: float,
+    scale: float,
+    n: int,
+    alpha: float,
+    seeds: tuple[int, int],
+    sampler: Sampler | None = None,
+) -> ModeCheck:
+    r"""Test :math:`P(X = \mu) = 0` for :math:`X \sim \mathrm{Lap}(\mu, b)`, and seed 003's "most likely point".
+
+    The count of samples equal to :math:`\mu` is binomial; the exact
+    Clopper--Pearson interval (:func:`dpcore.check_probability`) tests the
+    claim 0 (false alarm at most ``alpha``) and seed 003's reading
+    "the point that occurs with the highest probability", taken at its
+    extreme :math:`P(X=\mu) = 1`; the control's miss probability is the
+    exact binomial acceptance probability at the true value 0.
+
+    Parameters
+    ----------
+    loc, scale : float
+        :math:`\mu` and :math:`b`.
+    n : int
+        Samples per test.
+    alpha : float
+        Level of each test.
+    seeds : (int, int)
+        Streams of the two tests.
+    sampler : callable, optional
+        ``sampler(rng, size)``; default :func:`laplace_sampler` ``(loc, scale)``.
+
+    Returns
+    -------
+    ModeCheck
+        ``checks`` (claim, seed's claim); ``evidence``: the claim's test;
+        ``controls``: the seed's claim, with the true value 0.
+    """
+    smp = laplace_sampler(loc, scale) if sampler is None else sampler
+    at_mode, seed_mode = (
+        dpcore.check_probability(smp, lambda v: v == loc, n, p, alpha=alpha, rng=sd, name=nm)
+        for p, sd, nm in [(0.0, seeds[0], "P(X = mu) = 0"), (1.0, seeds[1], "seed: P(X = mu) = 1")]
+    )
+    return ModeCheck(
+        evidence=(at_mode,),
+        controls=(Test(seed_mode.name, result=seed_mode, true_value=0.0),),
+        checks=(at_mode, seed_mode),
+    )
+
+
+@dataclass(frozen=True)
+class FejerCounterexample(Experiment):
+    """Heavier tails without privacy: the Fejer tail beyond ``t`` and the Laplace tail ``e^-t``."""
+
+    fejer_tail: float = math.nan
+    laplace_tail: float = math.nan
+
+
+def fejer_counterexample(
+    tail: Any, at_zero: Any, before_zero: Any, *, t: int = 20, log_ratio: int = 10
+) -> FejerCounterexample:
+    r"""Check the chapter's exact Fejer values against the Laplace law's tail and privacy loss.
+
+    The Fejer density :math:`f(x) = (1-\cos x)/(\pi x^2)` has heavier tails
+    than :math:`\mathrm{Lap}(0, 1)` yet is not private for a shift of 1: it
+    vanishes at :math:`2\pi` but not at :math:`2\pi - 1`, so the density
+    ratio of releases of 0 and of 1 at :math:`z = 2\pi` is infinite.
+    Evidence (deterministic: no false alarm):
+
+    * ``tail`` (the exact :math:`P(|X| > t)`, evaluated at 30 digits)
+      exceeds :math:`e^{-t}`, the tail of :math:`\mathrm{Lap}(0, 1)`;
+    * ``at_zero`` :math:`= f(2\pi)` is 0 and ``before_zero``
+      :math:`= f(2\pi - 1)` is positive (sympy's exact values);
+    * the privacy loss of the Laplace mechanism of scale 1 for answers 0 and 1
+      (:func:`dpcore.laplace_privacy_loss`) stays within :math:`1 + 10^{-12}`
+      on 6001 points of [-30, 30] (the bound :math:`|L| \le \Delta/b = 1`).
+
+    Control (must fail): :math:`f(2\pi) \ge e^{-c} f(2\pi - 1)`, i.e. the
+    density ratio at :math:`2\pi` is at most :math:`e^{c}`, ``c = log_ratio``.
+
+    Parameters
+    ----------
+    tail, at_zero, before_zero : sympy expressions
+        Derived in the chapter: :math:`P(|X| > t)`, :math:`f(2\pi)`, :math:`f(2\pi - 1)`.
+    t : int
+        The tail's threshold.
+    log_ratio : int
+        :math:`c` of the control.
+
+    Returns
+    -------
+    FejerCounterexample
+        ``fejer_tail`` (``float(tail)``) and ``laplace_tail`` (:math:`e^{-t}`).
+    """
+    import sympy as sp  # exact values: only this experiment needs sympy
+
+    laplace_tail = float(np.exp(-t))
+    loss = dpcore.laplace_privacy_loss(np.linspace(-30, 30, 6001), 0.0, 1.0, 1.0)
+    return FejerCounterexample(
+        evidence=(
+            Compare(
+                f"its tail P(|X| > {t}) exceeds the Laplace tail e^-{t}",
+                float(sp.N(tail, 30)),
+                ">",
+                laplace_tail,
+                kind="exact",
+            ),
+            Fact("it vanishes at 2 pi but not at 2 pi - 1", bool(at_zero == 0 and before_zero.is_positive)),
+            Compare(
+                "Laplace, b = 1, shift 1: max |privacy loss| (dpcore)",
+                float(np.abs(loss).max()),
+                "<=",
+                1.0 + 1e-12,
+            ),
+        ),
+        controls=(
+            Compare(
+                f"heavier tails, shift 1: density ratio at 2 pi <= e^{log_ratio}, i.e. "
+                f"f(2 pi) >= e^-{log_ratio} f(2 pi - 1)",
+                float(at_zero),
+                ">=",
+                float(sp.exp(-log_ratio) * before_zero),
+                kind="exact",
+            ),
+        ),
+        fejer_tail=float(tail),
+        laplace_tail=laplace_tail,
+    )
