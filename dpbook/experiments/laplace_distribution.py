@@ -1,12 +1,17 @@
 r"""Chapter 01, the Laplace distribution: its Monte Carlo checks and numerical experiments.
 
-The chapter derives the formulas with sympy; the functions here turn the
-derived formulas (passed in, lambdified) into numbers and test them against
-samples of :class:`dpcore.LaplaceMechanism`, run the same tests on plausible
-wrong claims, locate the crossing of the Laplace and normal tails, and check
-the chapter's counterexamples. Every random draw goes through :mod:`dpcore`
-with the integer seeds the chapter passes, so the printed numbers are those
-of the chapter's former inline code.
+The chapter derives the formulas with sympy; the functions here take the
+derived expressions as arguments and check them: seed 000's branch of the
+distribution function against the integral (:func:`cdf_right_branch`), the
+derived law against samples of :class:`dpcore.LaplaceMechanism`
+(:class:`DerivedLaw`, :func:`law_checks`) and plausible wrong claims against
+the same samples (:func:`wrong_law_checks`), the crossing of the Laplace and
+normal tails (:func:`tail_crossing`), the moment generating function
+(:func:`mgf_check`), seed 003's "most likely point" (:func:`mode_probability`)
+and the Fejer counterexample (:func:`fejer_counterexample`). Every random draw
+goes through :mod:`dpcore` with the integer seeds the chapter passes, so the
+chapter prints the numbers its former inline code printed. Only the symbolic
+checks import sympy.
 
 Every Monte Carlo test wrongly rejects a true claim with probability at most
 its ``alpha`` (:mod:`dpcore.montecarlo`); the ledger adds these up (union
@@ -29,10 +34,11 @@ from scipy.optimize import brentq
 import dpcore
 from dpcore.montecarlo import CheckResult, Sampler
 
-from ..evidence import Close, Compare, Evidence, Fact, Rejected, Test
+from ..evidence import Close, Compare, Equal, Evidence, Fact, Rejected, Test
 from . import Experiment
 
 __all__ = [
+    "cdf_right_branch",
     "laplace_sampler",
     "DerivedLaw",
     "LawChecks",
@@ -69,6 +75,44 @@ def laplace_sampler(loc: float, scale: float) -> Sampler:
     return lambda gen, size: mechanism.sample(loc, size, gen)
 
 
+def cdf_right_branch(integrated: Any, corrected: Any, seed_branch: Any) -> Experiment:
+    r"""Seed 000's right branch of :math:`F` against the corrected one, both against the integral.
+
+    Evidence (symbolic and exact: no false alarm): the integrated
+    :math:`F(\mu + s)`, :math:`s > 0`, equals ``corrected`` at
+    :math:`x = \mu + s` (:class:`~dpbook.evidence.Equal`, proved by sympy),
+    and ``corrected`` at :math:`x = \mu + 2b` is :math:`\ge 0`, as a
+    distribution function must be. Controls (each must fail): the same two
+    checks of ``seed_branch``.
+
+    Parameters
+    ----------
+    integrated : sympy expression
+        :math:`F(\mu + s)` in the symbols ``mu, b, s`` of :mod:`dpbook.symbolic`.
+    corrected, seed_branch : sympy expressions
+        The branch for :math:`x \ge \mu`, in ``x, mu, b``: the corrected one
+        and the seed's.
+
+    Returns
+    -------
+    Experiment
+        Evidence: the corrected branch; controls: the seed's.
+    """
+    from ..symbolic import b, mu, s, x
+
+    at_2b = {x: mu + 2 * b}
+    return Experiment(
+        evidence=(
+            Equal("integrated F(mu + s) = corrected", integrated, corrected.subs(x, mu + s)),
+            Compare("corrected F(mu + 2b) >= 0", float(corrected.subs(at_2b)), ">=", 0, kind="exact"),
+        ),
+        controls=(
+            Equal("integrated F(mu + s) = seed's", integrated, seed_branch.subs(x, mu + s)),
+            Compare("seed's F(mu + 2b) >= 0", float(seed_branch.subs(at_2b)), ">=", 0, kind="exact"),
+        ),
+    )
+
+
 @dataclass(frozen=True)
 class DerivedLaw:
     r"""The chapter's derived formulas for :math:`\mathrm{Lap}(\mu, b)`, as numerical functions.
@@ -90,6 +134,34 @@ class DerivedLaw:
     variance: Callable[[float, float], float]
     kurtosis: float
     tail: Callable[[float, float], float]
+
+    @classmethod
+    def from_sympy(
+        cls, cdf_left: Any, cdf_right: Any, mean: Any, variance: Any, kurtosis: Any, tail: Any
+    ) -> DerivedLaw:
+        r"""Lambdify the chapter's derived sympy expressions (symbols of :mod:`dpbook.symbolic`).
+
+        ``cdf_left`` and ``cdf_right`` are :math:`F(\mu - s)` and
+        :math:`F(\mu + s)` for :math:`s > 0` (as from
+        :func:`dpbook.symbolic.laplace_cdf_by_integration`); they are joined
+        into :math:`F(x)` (``cdf_left`` at :math:`s = \mu - x` for
+        :math:`x < \mu`, ``cdf_right`` at :math:`s = x - \mu` otherwise).
+        ``mean`` and ``variance`` are expressions in :math:`\mu, b`,
+        ``kurtosis`` a number, ``tail`` :math:`P(|X-\mu| > s)` in :math:`s, b`.
+        The very expressions derived are evaluated, none is retyped.
+        """
+        import sympy as sp
+
+        from ..symbolic import b, mu, s, x
+
+        cdf = sp.Piecewise((cdf_left.subs(s, mu - x), x < mu), (cdf_right.subs(s, x - mu), True))
+        return cls(
+            cdf=sp.lambdify((x, mu, b), cdf, "numpy"),
+            mean=sp.lambdify((mu, b), mean),
+            variance=sp.lambdify((mu, b), variance),
+            kurtosis=float(kurtosis),
+            tail=sp.lambdify((s, b), tail),
+        )
 
     def at(self, loc: float, scale: float) -> dict[str, Any]:
         r"""The claims and premises of :func:`dpcore.check_law` at :math:`(\mu, b)`.
@@ -126,6 +198,7 @@ def law_checks(
     n: int,
     alpha: float,
     seed: int,
+    sampler: Callable[[float, float], Sampler] = laplace_sampler,
 ) -> LawChecks:
     r"""Test the derived law against samples of :math:`\mathrm{Lap}(\mu, b)` for each ``(mu, b)``.
 
@@ -156,6 +229,9 @@ def law_checks(
         False-alarm probability per law.
     seed : int
         Law ``i`` uses the stream ``seed + i``.
+    sampler : callable
+        ``sampler(mu, b)`` gives the sampler tested (default
+        :func:`laplace_sampler`; a flawed one must fail some test).
 
     Returns
     -------
@@ -166,7 +242,7 @@ def law_checks(
     results: list[CheckResult] = []
     for i, (loc, scale) in enumerate(params):
         results += dpcore.check_law(
-            laplace_sampler(loc, scale),
+            sampler(loc, scale),
             n,
             **law.at(loc, scale),
             alpha=alpha,
@@ -200,6 +276,7 @@ def wrong_law_checks(
     alpha: float,
     seed: int,
     cdf_seed: int,
+    sampler: Sampler | None = None,
 ) -> WrongLawChecks:
     r"""Apply the law tests to five plausible wrong claims about :math:`\mathrm{Lap}(\mu, b)`.
 
@@ -233,6 +310,8 @@ def wrong_law_checks(
         Level of the four-test law check; the extra CDF test has ``alpha/4``.
     seed, cdf_seed : int
         Streams of the law check and of the extra CDF test.
+    sampler : callable, optional
+        ``sampler(rng, size)``; default :func:`laplace_sampler` ``(loc, scale)``.
 
     Returns
     -------
@@ -249,7 +328,7 @@ def wrong_law_checks(
 
     claims = dict(cdf=normal_cdf, mean=loc + scale, variance=scale**2)
     claims["event_probability"] = float(np.exp(-2) / 2)
-    sampler = laplace_sampler(loc, scale)
+    sampler = laplace_sampler(loc, scale) if sampler is None else sampler
     wrong = dpcore.check_law(sampler, n, **{**derived, **claims}, alpha=alpha, rng=seed, name="wrong")
     wrong.append(
         dpcore.check_cdf(
@@ -448,25 +527,27 @@ def mode_probability(
 class FejerCounterexample(Experiment):
     """Heavier tails without privacy: the Fejer tail beyond ``t`` and the Laplace tail ``e^-t``."""
 
-    fejer_tail: float = math.nan
-    laplace_tail: float = math.nan
+    fejer: float = math.nan
+    laplace: float = math.nan
 
 
 def fejer_counterexample(
-    tail: Any, at_zero: Any, before_zero: Any, *, t: int = 20, log_ratio: int = 10
+    density: Any, mass: Any, antiderivative: Any, tail: Any, *, t: int = 20, log_ratio: int = 10
 ) -> FejerCounterexample:
-    r"""Check the chapter's exact Fejer values against the Laplace law's tail and privacy loss.
+    r"""Check the chapter's Fejer counterexample: heavier tails than Lap(0, 1), and no privacy.
 
-    The Fejer density :math:`f(x) = (1-\cos x)/(\pi x^2)` has heavier tails
-    than :math:`\mathrm{Lap}(0, 1)` yet is not private for a shift of 1: it
-    vanishes at :math:`2\pi` but not at :math:`2\pi - 1`, so the density
-    ratio of releases of 0 and of 1 at :math:`z = 2\pi` is infinite.
-    Evidence (deterministic: no false alarm):
+    The Fejer density :math:`f(x) = (1-\cos x)/(\pi x^2)` has tails of order
+    :math:`1/t`, yet a shift of 1 is not private: :math:`f` vanishes at
+    :math:`2\pi` but not at :math:`2\pi - 1`, so the density ratio of releases
+    of 0 and of 1 at :math:`z = 2\pi` is infinite. Evidence (symbolic and
+    deterministic: no false alarm):
 
+    * ``mass`` (the chapter's integral of ``density`` over the line) is 1;
+    * ``antiderivative`` :math:`G(u)` has derivative :math:`(1 - \cos u)/u^2`
+      (sympy differentiates it);
     * ``tail`` (the exact :math:`P(|X| > t)`, evaluated at 30 digits)
       exceeds :math:`e^{-t}`, the tail of :math:`\mathrm{Lap}(0, 1)`;
-    * ``at_zero`` :math:`= f(2\pi)` is 0 and ``before_zero``
-      :math:`= f(2\pi - 1)` is positive (sympy's exact values);
+    * ``density`` is exactly 0 at :math:`2\pi` and positive at :math:`2\pi - 1`;
     * the privacy loss of the Laplace mechanism of scale 1 for answers 0 and 1
       (:func:`dpcore.laplace_privacy_loss`) stays within :math:`1 + 10^{-12}`
       on 6001 points of [-30, 30] (the bound :math:`|L| \le \Delta/b = 1`).
@@ -476,8 +557,11 @@ def fejer_counterexample(
 
     Parameters
     ----------
-    tail, at_zero, before_zero : sympy expressions
-        Derived in the chapter: :math:`P(|X| > t)`, :math:`f(2\pi)`, :math:`f(2\pi - 1)`.
+    density : sympy expression
+        :math:`f`, in one real symbol.
+    mass, antiderivative, tail : sympy expressions
+        Derived in the chapter: :math:`\int f`, :math:`G(u)` (in one positive
+        symbol), :math:`P(|X| > t)`.
     t : int
         The tail's threshold.
     log_ratio : int
@@ -486,14 +570,23 @@ def fejer_counterexample(
     Returns
     -------
     FejerCounterexample
-        ``fejer_tail`` (``float(tail)``) and ``laplace_tail`` (:math:`e^{-t}`).
+        ``fejer`` (``float(tail)``, the Fejer tail) and ``laplace`` (:math:`e^{-t}`, the Laplace tail).
     """
-    import sympy as sp  # exact values: only this experiment needs sympy
+    import sympy as sp  # exact values: only the symbolic experiments need sympy
 
+    (var,) = density.free_symbols
+    (u,) = antiderivative.free_symbols
+    at_zero, before_zero = density.subs(var, 2 * sp.pi), density.subs(var, 2 * sp.pi - 1)
     laplace_tail = float(np.exp(-t))
     loss = dpcore.laplace_privacy_loss(np.linspace(-30, 30, 6001), 0.0, 1.0, 1.0)
     return FejerCounterexample(
         evidence=(
+            Equal("the Fejer density integrates to 1", mass, 1),
+            Equal(
+                "G(u) = Si(u) - (1 - cos u)/u is an antiderivative",
+                sp.diff(antiderivative, u),
+                (1 - sp.cos(u)) / u**2,
+            ),
             Compare(
                 f"its tail P(|X| > {t}) exceeds the Laplace tail e^-{t}",
                 float(sp.N(tail, 30)),
@@ -519,6 +612,6 @@ def fejer_counterexample(
                 kind="exact",
             ),
         ),
-        fejer_tail=float(tail),
-        laplace_tail=laplace_tail,
+        fejer=float(tail),
+        laplace=laplace_tail,
     )
