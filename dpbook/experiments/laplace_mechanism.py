@@ -1195,7 +1195,9 @@ def vector_calibrations(
       alpha) and the test "every ratio :math:`\le e^\varepsilon`". A wrong
       calibration's miss probability is :func:`dpcore.event_ratios.event_detection_miss`
       for its violation on :math:`\{\max z_i \le 0\}`: :math:`2^{-d}` vs
-      :math:`(e^{-1/b}/2)^d` at its scale :math:`b`.
+      :math:`(e^{-1/b}/2)^d` at its scale :math:`b` (for :math:`|v_i - u_i| = 1`,
+      the chapter's query; ``nan`` where that event shows no violation, e.g. for
+      the correct calibration, whose test is then no control).
 
     Three records use these runs. ``laplace-mech.box-ratio-exact`` (returned
     evidence): sensitivities 4, 2, 1 (for the chapter's :math:`u = 0`,
@@ -1228,7 +1230,10 @@ def vector_calibrations(
         return bounds, bounds.check(epsilon, name=name)
 
     def corner_miss(scale: float) -> float:
+        """Miss bound on {max z_i <= 0} (for |v_i - u_i| = 1); nan where there is no violation there."""
         p_, q_ = 0.5**dim, (0.5 * math.exp(-1 / scale)) ** dim
+        if not (np.all(np.abs(diff) == 1.0) and p_ > math.exp(epsilon) * q_):
+            return math.nan
         return event_detection_miss(p_, q_, n, n, epsilon, events=2 * corner.size, alpha=alpha)
 
     rows = {}
