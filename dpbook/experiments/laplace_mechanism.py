@@ -314,7 +314,8 @@ def vector_l1(
     p, q : sympy symbols
         The non-negative parameters of ``regions``.
     dims : sequence of int
-        The dimensions checked (the chapter: 2 and 3; the control needs 2).
+        The dimensions checked (the chapter: 2 and 3); the control is made
+        only when 2 is among them.
 
     Returns
     -------
@@ -343,8 +344,10 @@ def vector_l1(
                 for j, (r_, l1_, _) in enumerate(cv["corners"])
             ],
         ]
-    r_c, _, l2_c = vec[2]["corners"][0]
-    controls = (Equal("d=2: corner ratio = exp(eps ||u-v||_2/Delta)", r_c, sp.exp(epsilon * l2_c / Delta)),)
+    controls: tuple[Any, ...] = ()
+    if 2 in vec:  # in one dimension the l2 and l1 norms coincide: no control there
+        r_c, _, l2_c = vec[2]["corners"][0]
+        controls = (Equal("d=2: corner ratio = exp(eps ||u-v||_2/Delta)", r_c, sp.exp(epsilon * l2_c / Delta)),)
     return VectorL1(evidence=tuple(evidence), controls=controls, ratios={d: cv["rat"] for d, cv in vec.items()})
 
 
