@@ -105,7 +105,7 @@ def stray_factor_two_release(sensitivity: float, epsilon: float) -> Release:
 
 def declared_loss(
     release: Release, value: float, value_prime: float, scale: float
-) -> Callable[[np.random.Generator, int], NDArray[np.float64]]:
+) -> Callable[[np.random.Generator, int], Any]:
     r"""Sampler of the privacy loss of ``release``'s outputs on ``value``, from the *declared* densities.
 
     Each draw is :math:`L(z) = \log p_D(z)/p_{D'}(z)` computed with
@@ -393,7 +393,9 @@ def seed004_chain(
     fy, zz = fx + step, fx + rng.laplace(0, noise_scale, size=(n, dim))
 
     def pdf(c: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.prod(epsilon / (2 * sensitivity) * np.exp(-epsilon * np.abs(c - zz) / sensitivity), axis=1)
+        return np.asarray(
+            np.prod(epsilon / (2 * sensitivity) * np.exp(-epsilon * np.abs(c - zz) / sensitivity), axis=1)
+        )
 
     eps, sens = epsilon, sensitivity
     chain = [
@@ -470,8 +472,8 @@ def interval_ratios(
     grid = laplace_max_interval_log_ratio(u, v, scale, edges_a)
     grid_half = laplace_max_interval_log_ratio(u, v, scale / 2, edges_a)
     cs_a = np.asarray(cs, dtype=float)
-    ratios_c = laplace_interval_probability(-np.inf, cs_a, u, scale) / laplace_interval_probability(
-        -np.inf, cs_a, v, scale
+    ratios_c = np.asarray(
+        laplace_interval_probability(-np.inf, cs_a, u, scale) / laplace_interval_probability(-np.inf, cs_a, v, scale)
     )
     m = edges_a.size
     evidence = (
@@ -587,7 +589,7 @@ def probability_as_density(
     )
     # the density is the limit of P[|M(D) - y| <= h] / (2h), while P itself -> 0
     hs_a = np.asarray(hs, dtype=float)
-    probs = laplace_interval_probability(-hs_a, hs_a, u, scale)
+    probs = np.asarray(laplace_interval_probability(-hs_a, hs_a, u, scale))
 
     def set_ratio(a_: float, c_: float) -> float:
         return float(laplace_interval_probability(a_, c_, u, scale) / laplace_interval_probability(a_, c_, v, scale))
@@ -940,9 +942,11 @@ def kl_mean(
     """
     kl = laplace_kl_divergence(u, v, scale)
     loss_d = declared_loss(release, u, v, scale)
-    box = dict(lower=-epsilon * (1 + 1e-9), upper=epsilon * (1 + 1e-9))
-    res_kl = check_bounded_mean(loss_d, n, kl, rng=seeds[0], alpha=alpha, name="E[L] = KL", **box)
-    res_wrong = check_bounded_mean(loss_d, n, epsilon, rng=seeds[1], alpha=alpha, name="E[L] = eps (wrong)", **box)
+    lo, hi = -epsilon * (1 + 1e-9), epsilon * (1 + 1e-9)
+    res_kl = check_bounded_mean(loss_d, n, kl, lower=lo, upper=hi, rng=seeds[0], alpha=alpha, name="E[L] = KL")
+    res_wrong = check_bounded_mean(
+        loss_d, n, epsilon, lower=lo, upper=hi, rng=seeds[1], alpha=alpha, name="E[L] = eps (wrong)"
+    )
     return KLMean(
         evidence=(Close("KL = 0.368 at eps = 1 (the text)", kl, 0.368, atol=5e-4), res_kl),
         controls=(Test(res_wrong.name, result=res_wrong, true_value=kl),),
@@ -1156,7 +1160,7 @@ def vector_releases(
     (e.g. by a flawed mechanism, for tests) while keeping its declared scale.
     """
     diff = np.asarray(v, dtype=float) - np.asarray(u, dtype=float)
-    l1, l2, linf = np.abs(diff).sum(), np.linalg.norm(diff), np.abs(diff).max()
+    l1, l2, linf = float(np.abs(diff).sum()), float(np.linalg.norm(diff)), float(np.abs(diff).max())
     return {
         "L1 (correct)": (
             correct if correct is not None else (lambda vals, r: dpcore.laplace_mechanism(vals, l1, epsilon, rng=r)),
@@ -1218,7 +1222,7 @@ def vector_calibrations(
     u_a, v_a = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
     dim = u_a.size
     diff = v_a - u_a
-    l1, l2, linf = np.abs(diff).sum(), np.linalg.norm(diff), np.abs(diff).max()
+    l1, l2, linf = float(np.abs(diff).sum()), float(np.linalg.norm(diff)), float(np.abs(diff).max())
     corner = np.linspace(-3, 3, 13) if corner_c is None else np.asarray(corner_c, dtype=float)
     edges_a = np.r_[-np.inf, np.linspace(-10, 11, 421), np.inf] if edges is None else np.asarray(edges, dtype=float)
     n_boxes = (edges_a.size * (edges_a.size - 1) // 2) ** dim
