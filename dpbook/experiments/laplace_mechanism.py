@@ -75,6 +75,7 @@ __all__ = [
     "EventRatios",
     "event_ratios",
     "StrayFactorTwo",
+    "best_test_success",
     "stray_factor_two",
     "VectorCalibrations",
     "vector_releases",
