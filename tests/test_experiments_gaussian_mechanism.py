@@ -1,0 +1,310 @@
+"""The experiments of chapter 04 (dpbook.experiments.gaussian_mechanism), quickly, with small n.
+
+Each function is run on the correct inputs (its evidence holds, its controls
+fail) and on a wrong input far from the truth (some evidence fails). The
+Monte Carlo tests pass a true claim with probability >= 1 - alpha whatever
+the seed; the wrong inputs are checked through deterministic evidence, or
+are so far from the truth that a pass has probability below alpha.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import dpcore
+from dpbook import flawed
+from dpbook import reference as mpref
+from dpbook.evidence import as_evidence
+from dpbook.experiments import Experiment
+from dpbook.experiments import gaussian_mechanism as gm
+
+ALPHA = 1e-7
+N = 4000
+
+
+def holds(items: Any) -> list[bool]:
+    return [as_evidence(e).holds for e in items]
+
+
+def assert_sound(exp: Experiment) -> None:
+    """Every piece of evidence holds and every control fails."""
+    assert exp.evidence, "an experiment without evidence"
+    assert all(holds(exp.evidence)), str(exp)
+    assert not any(holds(exp.controls)), str(exp)
+    assert str(exp)  # every piece is listed with its verdict
+
+
+def analytic_times(c: float) -> Any:
+    """``c`` times the analytic sigma: a wrong calibrator (too little noise when ``c < 1``)."""
+    return lambda s, e, d: c * dpcore.analytic_gaussian_sigma(s, e, d)
+
+
+# --------------------------------------------------------------------------- Theorem 8
+
+
+def test_loss_sampler_lies_in_unit_interval() -> None:
+    draws = gm.loss_sampler(1.0, 1.0)(np.random.default_rng(0), 1000)
+    assert draws.shape == (1000,) and draws.min() >= 0.0 and draws.max() <= 1.0
+
+
+def test_theorem8_monte_carlo() -> None:
+    cases = ((0.5, 0.5), (1.0, 1.0))
+    mc = gm.theorem8_monte_carlo(cases, n=N, alpha=ALPHA, seed=1, control_seed=2)
+    assert_sound(mc)
+    assert len(mc.tests) == 2 and all(r.alpha == ALPHA and r.n == N for r in mc.tests)
+    assert mc.quadratures[1] == pytest.approx(dpcore.gaussian_delta(1.0, 1.0, 1.0), rel=1e-8)
+
+
+def test_theorem8_monte_carlo_fails_a_wrong_profile() -> None:
+    def doubled(s: float, sens: float, e: float) -> float:
+        return 2 * dpcore.gaussian_delta(s, sens, e)
+
+    mc = gm.theorem8_monte_carlo(((0.5, 0.5),), n=N, alpha=ALPHA, profile=doubled)
+    quadratures = mc.evidence[len(mc.tests) :]
+    assert quadratures and not any(holds(quadratures))  # deterministic: the definition disagrees
+
+
+# --------------------------------------------------------------------------- the classic calibration
+
+
+def test_classic_loose() -> None:
+    loose = gm.classic_loose()
+    assert_sound(loose)
+    assert loose.summary() == "sigma_classic / sigma_analytic ranges over 1.139 .. 11.218"
+
+
+def test_classic_loose_fails_a_calibration_with_too_little_noise() -> None:
+    assert not all(holds(gm.classic_loose(classic=analytic_times(0.5)).evidence))
+
+
+def test_classic_formula_is_dpcores_classic_sigma_below_one() -> None:
+    assert gm.classic_formula(0.5, 1e-5, 2.0) == pytest.approx(dpcore.classic_gaussian_sigma(2.0, 0.5, 1e-5))
+
+
+def test_classic_beyond_theorem() -> None:
+    beyond = gm.classic_beyond_theorem(1e-5, np.arange(8.0, 9.01, 0.25), violated_eps=(8.5,), control_eps=(1.0, 2.0))
+    assert_sound(beyond)
+    assert 8.25 < beyond.eps_star < 8.5 and "epsilon < 1" in beyond.refusal
+    assert beyond.summary().startswith("classic formula at delta = 1e-5: valid up to eps = 8.4198")
+
+
+def test_classic_beyond_theorem_fails_a_wrong_formula() -> None:
+    def smaller(e: float, d: float) -> float:
+        return 0.99 * gm.classic_formula(e, d)
+
+    beyond = gm.classic_beyond_theorem(1e-5, np.arange(7.0, 9.01, 0.25), classic=smaller)
+    assert not all(holds(beyond.evidence))  # its root is not the 50-digit root of the classic formula
+
+
+def test_classic_beyond_theorem_needs_a_bracket() -> None:
+    with pytest.raises(ValueError, match="bracket"):
+        gm.classic_beyond_theorem(1e-5, np.array([1.0, 2.0]))
+
+
+# --------------------------------------------------------------------------- the chi equation
+
+
+def test_chi_form_accuracy() -> None:
+    acc = gm.chi_form_accuracy((0.3, 20.0), (0.1, 30.0))
+    assert_sound(acc)
+    assert acc.controls == ()
+
+
+def test_chi_form_accuracy_fails_wrong_formulas() -> None:
+    def log_delta_off(s: float, sens: float, e: float) -> float:
+        return dpcore.gaussian_log_delta(s, sens, e) + 1e-6
+
+    def chi_form_off(s: float, e: float) -> Any:
+        return mpref.gaussian_delta_chi(s, e) * (1 + mp.mpf(10) ** -10)
+
+    assert not all(holds(gm.chi_form_accuracy((0.3,), (0.1,), log_delta=log_delta_off).evidence))
+    assert not all(holds(gm.chi_form_accuracy((0.3,), (0.1,), chi_form=chi_form_off).evidence))
+
+
+# --------------------------------------------------------------------------- Newton with the seed's G'
+
+
+def _g_functions(eps: float) -> tuple[Any, Any, Any]:
+    def F(x: Any) -> Any:
+        return mp.sqrt(mp.pi) / 2 * mp.erf(x)
+
+    def g(x: Any) -> Any:
+        return mp.exp(eps) * F(mp.sqrt(x**2 + eps)) - F(x)
+
+    def g_prime(x: Any) -> Any:
+        return mp.exp(-(x**2)) * (x / mp.sqrt(x**2 + eps) - 1)
+
+    def seed_g_prime(x: Any) -> Any:
+        return mp.exp(eps) * mp.exp(-(x**2) - 1) * x / mp.sqrt(x**2 + 1) - mp.exp(2 * x**2)
+
+    return g, g_prime, seed_g_prime
+
+
+def test_newton_finds_a_square_root() -> None:
+    xs = gm.newton(lambda x: x * x, lambda x: 2 * x, 1.0, 2.0, 6)
+    assert len(xs) == 7 and xs[-1] == pytest.approx(math.sqrt(2), abs=1e-14)
+
+
+def test_newton_paths() -> None:
+    paths = gm.newton_paths(*_g_functions(1.0), 1.0, 1e-5)
+    assert_sound(paths)
+    assert len(paths.true_path) == 9 and len(paths.seed_path) == 51
+    assert "after 50 steps" in paths.summary()
+
+
+def test_newton_paths_fails_a_wrong_derivative() -> None:
+    g, g_prime, seed_g_prime = _g_functions(1.0)
+    paths = gm.newton_paths(g, lambda x: 2 * g_prime(x), seed_g_prime, 1.0, 1e-5)
+    assert not all(holds(paths.evidence))  # a doubled slope only halves the error per step
+
+
+# --------------------------------------------------------------------------- the seed's code
+
+
+def exact_recipe(
+    epsilon: float, delta: float, sensitivity: float = 1.0, *, fixed: bool = False, full_output: bool = False
+) -> Any:
+    """A recipe without the seed's errors: dpcore's analytic sigma, 'converged'."""
+    sig = dpcore.analytic_gaussian_sigma(sensitivity, epsilon, delta)
+    return (sig, 1, "") if full_output else sig
+
+
+def test_seed_code_table() -> None:
+    code = gm.seed_code_table((1.0, 0.1, 2.0, 5.0), 1e-5, ((0.5, 1e-60),))
+    assert_sound(code)
+    assert len(code.rows) == 5 and code.seed_example == pytest.approx(5.28, abs=0.005)
+    assert code.table() is not None
+
+
+def test_seed_code_table_fails_a_correct_recipe() -> None:
+    code = gm.seed_code_table((1.0, 0.1, 2.0, 5.0), 1e-5, ((0.5, 1e-60),), recipe=exact_recipe)
+    assert not all(holds(code.evidence))  # no 35 % excess at eps = 0.1
+    assert all(holds(code.controls))  # and the seed's statements would hold
+
+
+def test_seed_code_table_needs_its_epsilons() -> None:
+    with pytest.raises(KeyError):
+        gm.seed_code_table((1.0, 0.5), 1e-5, ())
+
+
+def test_seed_C_cancels() -> None:
+    assert gm.seed_C(40.0, 1e-3) == gm.seed_C(40.0, 0.0)
+    assert gm.seed_C(1.0, 0.1) != gm.seed_C(1.0, 0.0)
+
+
+def test_fsolve_cancellation() -> None:
+    canc = gm.fsolve_cancellation()
+    assert_sound(canc)
+    assert canc.summary().startswith("eps = 40: delta = 1e-3 -> sigma ")
+
+
+def test_fsolve_cancellation_fails_a_calibration_with_too_little_noise() -> None:
+    assert not all(holds(gm.fsolve_cancellation(calibrate=analytic_times(0.5)).evidence))
+
+
+# --------------------------------------------------------------------------- normal(0, sigma ** 2)
+
+
+def test_variance_as_std() -> None:
+    var = gm.variance_as_std(flawed.seed_002_sigma(1.0, 1e-5, math.sqrt(2)), n=N, alpha=ALPHA, seed=1, claim_seed=2)
+    assert_sound(var)
+    assert var.real_delta == pytest.approx(0.2343, abs=1e-4) and var.real_test.n == N
+
+
+def test_variance_as_std_fails_a_wrong_example_sigma() -> None:
+    var = gm.variance_as_std(1.0, n=N, alpha=ALPHA)
+    assert not all(holds(var.evidence))  # the seed's example sigma is not 1
+
+
+def test_mechanism_distribution() -> None:
+    dist = gm.mechanism_distribution(n=N, alpha=ALPHA, seed=1, flawed_seed=2)
+    assert_sound(dist)
+    assert dist.bad_distance > 0.15
+
+
+def test_mechanism_distribution_fails_a_shifted_mechanism() -> None:
+    def shifted(value: Any, sens: float, e: float, d: float, rng: Any = None) -> Any:
+        return dpcore.gaussian_mechanism(value, sens, e, d, rng=rng) + dpcore.analytic_gaussian_sigma(sens, e, d)
+
+    dist = gm.mechanism_distribution(n=N, alpha=ALPHA, mechanism=shifted)
+    assert not all(holds(dist.evidence))  # sup distance ~0.38, far beyond the DKW radius ~0.04
+
+
+# --------------------------------------------------------------------------- Balle and Wang
+
+
+def _balle_wang_expressions() -> tuple[Any, ...]:
+    import sympy as sp
+
+    from dpbook.symbolic import Delta, epsilon
+
+    def Phi(z: Any) -> Any:
+        return (1 + sp.erf(z / sp.sqrt(2))) / 2
+
+    chi, v = sp.Symbol("chi", real=True), sp.Symbol("v", positive=True)
+    tail = sp.exp(epsilon) * Phi(-sp.sqrt(epsilon * (v + 2)))
+    B_minus, B_plus = Phi(-sp.sqrt(epsilon * v)) - tail, Phi(sp.sqrt(epsilon * v)) - tail
+    chi_profile = (sp.erfc(chi) - sp.exp(epsilon) * sp.erfc(sp.sqrt(chi**2 + epsilon))) / 2
+    sigma_chi = Delta / (sp.sqrt(2) * (sp.sqrt(chi**2 + epsilon) - chi))
+    return B_minus, B_plus, chi_profile, sigma_chi, chi, v
+
+
+def test_balle_wang_identities() -> None:
+    assert_sound(gm.balle_wang_identities(*_balle_wang_expressions()))
+
+
+def test_balle_wang_identities_fail_swapped_branches() -> None:
+    B_minus, B_plus, *rest = _balle_wang_expressions()
+    assert not all(holds(gm.balle_wang_identities(B_plus, B_minus, *rest).evidence))
+
+
+def test_balle_wang_agreement() -> None:
+    bw = gm.balle_wang_agreement((0.1, 3.0), (1e-8, 0.3))
+    assert_sound(bw)
+    assert bw.n_points == 4 and bw.worst <= 1e-9
+
+
+def test_balle_wang_agreement_fails_a_wrong_algorithm() -> None:
+    def off(e: float, d: float) -> float:
+        return 1.01 * gm.balle_wang_algorithm1(e, d)
+
+    assert not all(holds(gm.balle_wang_agreement((0.1,), (1e-5,), algorithm=off).evidence))
+
+
+# --------------------------------------------------------------------------- dpcore against 50 digits
+
+
+def test_analytic_sigma_exact() -> None:
+    exact = gm.analytic_sigma_exact(flawed.seed_002_sigma(0.1, 1e-5), (0.1, 10.0), (1e-50, 1e-3))
+    assert_sound(exact)
+    assert exact.n_points == 4 and exact.n_violated == 0 and exact.recipe_rel > 0.3
+
+
+def test_analytic_sigma_exact_fails_a_calibration_with_too_little_noise() -> None:
+    exact = gm.analytic_sigma_exact(1.0, (0.1, 10.0), (1e-3,), calibrate=analytic_times(0.99))
+    assert not any(holds(exact.evidence)) and exact.n_violated == 2
+
+
+def test_epsilon_exact() -> None:
+    inv = gm.epsilon_exact((1.0,), (1e-5, 0.5))
+    assert_sound(inv)
+    assert inv.zero_pairs == ((1.0, 0.5, 0.0),)
+    assert inv.summary().startswith("1 points with eps > 0")
+
+
+def test_epsilon_exact_fails_a_wrong_inverse() -> None:
+    def smaller(s: float, d: float) -> float:
+        return 0.9 * dpcore.gaussian_epsilon(s, d)
+
+    inv = gm.epsilon_exact((1.0,), (1e-5, 0.5), inverse=smaller)
+    assert not all(holds(inv.evidence)) and inv.n_violated == 1
+
+
+def test_phi_via_erf_underflows_where_scipy_does_not() -> None:
+    assert gm.phi_via_erf(-8.5) == 0.0 and gm.phi_via_erf(-8.3) > 0.0
+    assert gm.phi_via_erf(0.3) == pytest.approx(0.6179114222, rel=1e-9)
