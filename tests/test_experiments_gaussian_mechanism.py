@@ -62,7 +62,7 @@ def test_theorem8_monte_carlo() -> None:
 
 def test_theorem8_monte_carlo_fails_a_wrong_profile() -> None:
     def doubled(s: float, sens: float, e: float) -> float:
-        return 2 * dpcore.gaussian_delta(s, sens, e)
+        return 2 * float(dpcore.gaussian_delta(s, sens, e))
 
     mc = gm.theorem8_monte_carlo(((0.5, 0.5),), n=N, alpha=ALPHA, profile=doubled)
     quadratures = mc.evidence[len(mc.tests) :]
@@ -117,7 +117,7 @@ def test_chi_form_accuracy() -> None:
 
 def test_chi_form_accuracy_fails_wrong_formulas() -> None:
     def log_delta_off(s: float, sens: float, e: float) -> float:
-        return dpcore.gaussian_log_delta(s, sens, e) + 1e-6
+        return float(dpcore.gaussian_log_delta(s, sens, e)) + 1e-6
 
     def chi_form_off(s: float, e: float) -> Any:
         return mpref.gaussian_delta_chi(s, e) * (1 + mp.mpf(10) ** -10)

@@ -80,7 +80,7 @@ __all__ = [
     "phi_via_erf",
 ]
 
-Profile = Callable[[float, float, float], float]
+Profile = Callable[[float, float, float], Any]
 """``profile(sigma, sensitivity, epsilon)``: a privacy profile, like ``dpcore.gaussian_delta``."""
 Calibrator = Callable[[float, float, float], float]
 """``calibrate(sensitivity, epsilon, delta)``: a sigma, like ``dpcore.analytic_gaussian_sigma``."""
@@ -88,8 +88,9 @@ Sampler = Callable[[np.random.Generator, int], NDArray[np.float64]]
 
 
 def _short(x: float) -> str:
-    """``1e-05`` as the chapter writes it, ``1e-5``."""
-    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{x:.0e}").replace("e+", "e")
+    """``x`` in the shortest exact e-notation, as the chapter writes it: ``1e-5``, not ``1e-05``."""
+    text = next(t for t in (f"{x:.{p}e}" for p in range(17)) if float(t) == x)
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", text).replace("e+", "e")
 
 
 # --------------------------------------------------------------------------- Theorem 8
@@ -287,7 +288,7 @@ def classic_loose(
         ),
         controls=(Close("the classic sigma is the exact one (ratio 1)", min(ratios.values()), 1.0, rtol=1e-6),),
         ratios=ratios,
-        delivered=tuple(delivered),
+        delivered=tuple(float(x) for x in delivered),
     )
 
 
@@ -375,7 +376,7 @@ def classic_beyond_theorem(
         raise ValueError("the grid does not bracket the threshold (a valid point, then a violation)")
 
     def excess(e: float) -> float:
-        return dpcore.gaussian_log_delta(classic(e, d_target), 1.0, e) - math.log(d_target)
+        return float(dpcore.gaussian_log_delta(classic(e, d_target), 1.0, e)) - math.log(d_target)
 
     eps_star = optimize.brentq(excess, eps_big[first_bad - 1], eps_big[first_bad], xtol=1e-14)
     with mp.workdps(50):
@@ -477,6 +478,15 @@ def chi_form_accuracy(
     Deterministic; no controls here (the chapter's symbolic control goes with
     them).
 
+    Parameters
+    ----------
+    sigmas, epsilons : sequences of float
+        The grid (sensitivity 1).
+    chi_form : callable
+        ``(sigma, epsilon) -> delta``, the chi form at 50 digits.
+    log_delta : callable
+        ``(sigma, sensitivity, epsilon) -> log delta`` in double precision.
+
     Returns
     -------
     ChiFormAccuracy
@@ -552,6 +562,19 @@ def newton_paths(
     ``1e-10`` of :math:`\chi`. Control: ``seed_steps`` steps with
     ``seed_g_prime`` end within ``1e-3`` of it.
 
+    Parameters
+    ----------
+    g, g_prime, seed_g_prime : callable
+        Functions of ``x`` (mpmath numbers in, mpmath numbers out).
+    epsilon, delta : float
+        The seed's example is (1, 1e-5).
+    x0 : float
+        The start (the seed's is 2).
+    steps, seed_steps : int
+        Newton steps with ``g_prime`` and with ``seed_g_prime``.
+    dps : int
+        mpmath digits of the iteration.
+
     Returns
     -------
     NewtonPaths
@@ -621,6 +644,21 @@ def seed_code_table(
     ``fsolve`` converges (``ier = 1``) at 2 and at 5; it delivers at most the
     asked :math:`\delta` at each ``tiny`` pair.
 
+    Parameters
+    ----------
+    epsilons : sequence of float
+        The epsilons at ``delta``; must contain 0.1, 2 and 5.
+    delta : float
+    tiny : sequence of (epsilon, delta)
+        Extra rows at tiny deltas (controls: the recipe delivers them).
+    recipe : callable
+        ``recipe(epsilon, delta, sensitivity, *, fixed=False, full_output=False)``
+        like :func:`dpbook.flawed.seed_002_sigma`.
+    example_sensitivity : float
+        The seed's example sensitivity (:math:`\sqrt2`).
+    text_excess : (low, high)
+        The excess of noise the chapter states at :math:`\varepsilon = 0.1`.
+
     Returns
     -------
     SeedCodeTable
@@ -647,7 +685,12 @@ def seed_code_table(
             rtol=1e-9,
         ),
         Close("eps = 0.1, sqrt(x**2 + epsilon): = analytic sigma", fixed_01, r01[3], rtol=1e-6),
-        Within("eps = 0.1, the seed's code: 35-36 % too much noise (the text)", r01[2] / r01[3] - 1, *text_excess),
+        Within(
+            f"eps = 0.1, the seed's code: {100 * text_excess[0]:.3g}-{100 * text_excess[1]:.3g} % "
+            "too much noise (the text)",
+            r01[2] / r01[3] - 1,
+            *text_excess,
+        ),
     )
     controls = (
         Close("seed's code at eps = 0.1 = analytic sigma", r01[2], r01[3], rtol=1e-6),
@@ -668,7 +711,7 @@ def seed_C(e: float, d: float) -> float:
 
     In double precision, as the seed's code computes it.
     """
-    return (2 * d + math.e**e - 1) * math.sqrt(math.pi) / 2
+    return float((2 * d + math.e**e - 1) * math.sqrt(math.pi) / 2)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -705,6 +748,16 @@ def fsolve_cancellation(
     recipe's sigma (``fixed=True``) differs between the first two ``deltas``;
     it delivers each asked :math:`\delta`.
 
+    Parameters
+    ----------
+    epsilon : float
+    deltas : sequence of float
+        At least two.
+    recipe : callable
+        Like :func:`dpbook.flawed.seed_002_sigma` (called with ``fixed=True``).
+    calibrate : callable
+        ``(sensitivity, epsilon, delta) -> sigma``, dpcore's analytic sigma.
+
     Returns
     -------
     FsolveCancellation
@@ -737,7 +790,7 @@ def fsolve_cancellation(
         epsilon=epsilon,
         deltas=tuple(deltas),
         sigmas=tuple(sigmas),
-        delivered=tuple(delivered),
+        delivered=tuple(float(x) for x in delivered),
     )
 
 
@@ -798,18 +851,36 @@ def variance_as_std(
     promised ``delta`` passes the test (miss probability <= ``alpha``); the
     real :math:`\delta` <= ``delta``. Error budget: ``2 alpha``.
 
+    Parameters
+    ----------
+    seed_example : float
+        The sigma of the seed's own example (its code at (1, 1e-5), sensitivity
+        :math:`\sqrt2`), stated as 5.28 by the text.
+    epsilon, delta : float
+    n : int
+        Draws per test.
+    seed, claim_seed : int
+        Seeds of the test of the real delta and of the promised one.
+    alpha : float
+        False-alarm probability of each test.
+    sampler : callable
+        ``sampler(value, sigma, rng=...)``: the seed's noisy release.
+    text_delta, text_seed_sigma : float
+        The numbers the chapter's text states.
+
     Returns
     -------
     VarianceAsStd
     """
     e10, d10 = epsilon, delta
     s10 = dpcore.analytic_gaussian_sigma(1.0, e10, d10)
-    real_delta = dpcore.gaussian_delta(s10**2, 1.0, e10)
+    real_delta = float(dpcore.gaussian_delta(s10**2, 1.0, e10))
     real_eps = dpcore.gaussian_epsilon(s10**2, d10)
 
     def flawed_profile(rng: np.random.Generator, n: int) -> NDArray[np.float64]:
         draws = sampler(np.zeros(n), s10, rng=rng)
-        return -np.expm1(np.minimum(e10 - (1 - 2 * draws) / (2 * s10**4), 0.0))
+        values: NDArray[np.float64] = -np.expm1(np.minimum(e10 - (1 - 2 * draws) / (2 * s10**4), 0.0))
+        return values
 
     real = dpcore.check_bounded_mean(
         flawed_profile,
@@ -883,6 +954,21 @@ def mechanism_distribution(
     seed ``flawed_seed``) is rejected; its miss probability comes from its true
     sup distance to the claimed CDF over the grid. Error budget: ``2 alpha``.
 
+    Parameters
+    ----------
+    value : float
+        :math:`f(D)`.
+    epsilon, delta : float
+    n : int
+        Draws per test.
+    seed, flawed_seed : int
+        Seeds of the test of ``mechanism`` and of the seed's sampler.
+    alpha : float
+        False-alarm probability of each test.
+    mechanism : callable
+        ``mechanism(value, sensitivity, epsilon, delta, rng=...)`` like
+        ``dpcore.gaussian_mechanism``.
+
     Returns
     -------
     MechanismDistribution
@@ -930,6 +1016,11 @@ def balle_wang_identities(B_minus: Any, B_plus: Any, chi_profile: Any, sigma_chi
     with erfc), and ``sigma_chi`` at that :math:`\chi` is
     :math:`\alpha\Delta/\sqrt{2\varepsilon}`. Control: :math:`B^-` = ``chi_profile``
     at the other sign. Deterministic (no false-alarm budget).
+
+    Parameters
+    ----------
+    B_minus, B_plus, chi_profile, sigma_chi : sympy.Expr
+    chi, v : sympy.Symbol
 
     Returns
     -------
@@ -1024,6 +1115,15 @@ def balle_wang_agreement(
     (deterministic). No controls here (the chapter's symbolic control: the
     other sign of :math:`\chi`).
 
+    Parameters
+    ----------
+    epsilons, deltas : sequences of float, optional
+        The grid.
+    algorithm : callable
+        ``(epsilon, delta) -> sigma``, default :func:`balle_wang_algorithm1`.
+    calibrate : callable
+        ``(sensitivity, epsilon, delta) -> sigma``, dpcore's analytic sigma.
+
     Returns
     -------
     BalleWangAgreement
@@ -1075,6 +1175,16 @@ def analytic_sigma_exact(
     (deterministic): worst relative error :math:`\le 10^{-12}`; no violation.
     Control: the seed's recipe's ``recipe_sigma`` at ``recipe_at`` has relative
     error :math:`\le 10^{-12}`.
+
+    Parameters
+    ----------
+    recipe_sigma : float
+        The seed's recipe's sigma at ``recipe_at`` (the control).
+    epsilons, deltas : sequences of float
+        The grid (epsilons default to 8 from 1e-3 to 1e3).
+    recipe_at : (epsilon, delta)
+    calibrate : callable
+        ``(sensitivity, epsilon, delta) -> sigma``, dpcore's analytic sigma.
 
     Returns
     -------
@@ -1145,6 +1255,13 @@ def epsilon_exact(
     inverse of the classic calibration,
     :math:`\sqrt{2\ln(1.25/\delta)}/\sigma`, within :math:`10^{-12}`; and
     "epsilon > 0 for every delta < 1" (no zero answers).
+
+    Parameters
+    ----------
+    sigmas, deltas : sequences of float
+        The grid (sensitivity 1).
+    inverse : callable
+        ``(sigma, delta) -> epsilon``, like ``dpcore.gaussian_epsilon``.
 
     Returns
     -------
