@@ -270,7 +270,7 @@ def _joint_renyi_2d(
     def over_y(xv: float) -> float:
         lo, hi = sorted((xv, xv + shift(xv)))  # the kinks of the y-integrand
         cuts = [(-np.inf, lo), (lo, hi), (hi, np.inf)]
-        return sum(integrate.quad(integrand, p, q, args=(xv,), **opts)[0] for p, q in cuts if q > p)
+        return float(sum(integrate.quad(integrand, p, q, args=(xv,), **opts)[0] for p, q in cuts if q > p))
 
     total = sum(integrate.quad(over_y, p, q, **opts)[0] for p, q in [(-np.inf, 0), (0, 1), (1, np.inf)])
     return math.log(total) / (A - 1)
@@ -354,7 +354,7 @@ def adaptive_laplace_quadrature(
         The four divergences, ``eps_1``, ``eps_2``, evidence and controls.
     """
     args = (order, scale_1, scale_2, epsrel)
-    e1, e2 = dpcore.laplace_rdp(order, scale_1), dpcore.laplace_rdp(order, scale_2)
+    e1, e2 = float(dpcore.laplace_rdp(order, scale_1)), float(dpcore.laplace_rdp(order, scale_2))
     c2d, cfac = _joint_renyi_2d(_constant_shift, *args), _joint_renyi_factorised(_constant_shift, *args, inner_rdp)
     k2d, kfac = _joint_renyi_2d(_cos_shift, *args), _joint_renyi_factorised(_cos_shift, *args, inner_rdp)
     tol = atol
@@ -490,7 +490,8 @@ def _likelihood_ratio_power(order: float, scale_1: float, scale_2: float) -> dpc
         log_l = (stats.norm.logpdf(xs, 1.0, scale_1) - stats.norm.logpdf(xs, 0.0, scale_1)) + (
             stats.norm.logpdf(ys, np.sin(3 * xs) + 1.0, scale_2) - stats.norm.logpdf(ys, np.sin(3 * xs), scale_2)
         )
-        return np.exp(order * log_l)
+        powers: NDArray[np.float64] = np.exp(order * log_l)
+        return powers
 
     return sampler
 
@@ -544,8 +545,8 @@ def adaptive_gaussian_montecarlo(
     AdaptiveMonteCarlo
         The three ``CheckResult`` and both claims' evidence and controls.
     """
-    e1 = dpcore.gaussian_rdp(order, scale_1)
-    e2 = dpcore.gaussian_rdp(order, scale_2)
+    e1 = float(dpcore.gaussian_rdp(order, scale_1))
+    e2 = float(dpcore.gaussian_rdp(order, scale_2))
     var_bound = math.exp(
         (2 * order - 1) * (dpcore.gaussian_rdp(2 * order, scale_1) + dpcore.gaussian_rdp(2 * order, scale_2))
     )
@@ -813,12 +814,14 @@ def conversion_sweep(
                 delivered = dpcore.gaussian_delta(sig, math.sqrt(k), eps_each)  # at every order
                 worst_delta_ratio = max(worst_delta_ratio, float(np.max(delivered, initial=0)) / dlt)
                 eps_best, _ = convert(grid, tau_k, dlt)
-                worst_returned = max(worst_returned, dpcore.gaussian_delta(sig, math.sqrt(k), eps_best) / dlt)
+                worst_returned = max(worst_returned, float(dpcore.gaussian_delta(sig, math.sqrt(k), eps_best)) / dlt)
                 n_zero += eps_best == 0.0
                 min_excess = min(min_excess, eps_best - dpcore.exact_gaussian_composition_epsilon(sig, k, dlt))
                 # a plausible slip: Mironov's conversion with alpha for alpha - 1
                 eps_wrong = float(np.min(tau_k - math.log(dlt) / grid))
-                worst_wrong_ratio = max(worst_wrong_ratio, dpcore.gaussian_delta(sig, math.sqrt(k), eps_wrong) / dlt)
+                worst_wrong_ratio = max(
+                    worst_wrong_ratio, float(dpcore.gaussian_delta(sig, math.sqrt(k), eps_wrong)) / dlt
+                )
                 n_checked += len(eps_each)
     lap_ratio, lap_vs_lib = 0.0, 0.0
     for scale in laplace_scales:
@@ -826,7 +829,7 @@ def conversion_sweep(
             eps_l, _ = convert(grid, dpcore.laplace_rdp(grid, scale), dlt)
             exact_delta = -math.expm1((eps_l - 1 / scale) / 2) if eps_l < 1 / scale else 0.0
             lap_ratio = max(lap_ratio, exact_delta / dlt)
-            lib = dpcore.LaplaceMechanism(scale).delta(eps_l)  # the same profile
+            lib = float(dpcore.LaplaceMechanism(scale).delta(eps_l))  # the same profile
             lap_vs_lib = max(lap_vs_lib, abs(lib - exact_delta))
     n_lap = len(laplace_scales) * len(laplace_deltas)
     return ConversionSweep(
