@@ -144,6 +144,7 @@ def check_calibration(
     alpha: float = 0.05,
     audit_alpha: float = 0.1,
     floor: int = 2_000,
+    suite: Callable[..., Sequence[calibration.SuiteRow]] = calibration.calibration_suite,
 ) -> CalibrationSuite:
     r"""Measured false-alarm rates of every check and of its miscalibrated twin.
 
@@ -174,6 +175,10 @@ def check_calibration(
         The checks' loose levels (the auditor's separately).
     floor : int
         Minimum :math:`R` (:func:`~dpbook.calibration.calibration_suite`).
+    suite : callable
+        What runs the experiments, called with the keywords above:
+        :func:`dpbook.calibration.calibration_suite` (a stand-in lets the
+        tests feed known rows, the full suite taking about a minute).
 
     Returns
     -------
@@ -186,7 +191,7 @@ def check_calibration(
         As :func:`dpbook.calibration.calibration_suite`; or from the evidence,
         if ``level`` is not in (0, 1].
     """
-    rows = calibration.calibration_suite(rng=rng, miss=miss, alpha=alpha, audit_alpha=audit_alpha, floor=floor)
+    rows = tuple(suite(rng=rng, miss=miss, alpha=alpha, audit_alpha=audit_alpha, floor=floor))
     parts = tuple(
         Experiment(
             evidence=(
