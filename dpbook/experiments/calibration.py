@@ -29,12 +29,10 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import mpmath
 import numpy as np
-from matplotlib.figure import Figure
 from numpy.typing import NDArray
 from scipy import stats
 
@@ -47,6 +45,9 @@ from dpcore.montecarlo import CheckResult, clopper_pearson_bounds, probability_a
 from .. import calibration, flawed
 from ..evidence import Close, Compare, Fact, Test
 from . import Experiment
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "CalibrationSuite",
@@ -1008,6 +1009,8 @@ def rates_figure(suite: CalibrationSuite, labels: Sequence[str]) -> Figure:
 
     Draws, shows and returns the figure; ``labels`` name the rows.
     """
+    import matplotlib.pyplot as plt
+
     rows = suite.rows
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     y = np.arange(len(rows))
@@ -1038,6 +1041,8 @@ def rates_figure(suite: CalibrationSuite, labels: Sequence[str]) -> Figure:
 
 def power_figure(power: PowerAgainstExact, n: int = 100, alpha: float = 0.05) -> Figure:
     """Measured against exact power of the Clopper--Pearson test; draws, shows and returns the figure."""
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 3.6))
     ax.plot(power.shifts, power.exact, "k-", label="exact (binomial sum)")
     ax.plot(
