@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "BOOK_SAMPLERS",
     "CalibrationSuite",
     "PowerAgainstExact",
     "ConstantsRadii",
@@ -179,7 +180,8 @@ def check_calibration(
     suite : callable
         What runs the experiments, called with the keywords above:
         :func:`dpbook.calibration.calibration_suite` (a stand-in lets the
-        tests feed known rows, the full suite taking about a minute).
+        tests feed known rows: even a small suite runs two pilot audits of
+        1000 replications).
 
     Returns
     -------
