@@ -35,6 +35,8 @@ __all__ = [
     "rdp_curves",
     "composition_bounds",
     "audit_convergence",
+    "calibration_rates",
+    "calibration_power",
 ]
 
 
@@ -254,3 +256,59 @@ def audit_convergence(sizes: Sequence[int], curves: Mapping[str, tuple[ArrayLike
     ax.set(xscale="log", xlabel="samples per side", ylabel="audited lower bound on $\\varepsilon$")
     ax.legend(loc="lower right", fontsize=8)
     return _done(fig)
+
+
+def calibration_rates(suite: Any, labels: Sequence[str]) -> Figure:
+    """Appendix: measured false-alarm rates with upper bounds, real checks and twins, against the promised alpha.
+
+    ``suite`` is a :class:`dpbook.experiments.calibration.CalibrationSuite`; ``labels`` name its rows.
+    """
+    rows = suite.rows
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    y = np.arange(len(rows))
+    for off, attr, colour, label in (
+        (-0.15, "real", "C0", "real check"),
+        (0.15, "twin", "C3", "miscalibrated twin"),
+    ):
+        res = [getattr(r, attr) for r in rows]
+        rate = np.array([r.rate for r in res])
+        upper = np.array([r.rate_upper for r in res])
+        ax.errorbar(
+            rate, y + off, xerr=[np.zeros_like(rate), upper - rate], fmt="o", color=colour, capsize=3, label=label
+        )
+    for i, r in enumerate(rows):
+        ax.plot([r.real.alpha] * 2, [i - 0.4, i + 0.4], color="k", lw=1)
+    ax.set_yticks(y, list(labels))
+    ax.set(
+        xscale="symlog",
+        xlabel="false-alarm rate (black: the promised alpha)",
+        title="Measured false-alarm rates on true claims",
+    )
+    ax.set_xlim(-0.001, 1.1)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    plt.show()
+    return fig
+
+
+def calibration_power(power: Any, n: int = 100, alpha: float = 0.05) -> Figure:
+    """Appendix: measured against exact power of the Clopper--Pearson test (``power``: a ``PowerAgainstExact``)."""
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(power.shifts, power.exact, "k-", label="exact (binomial sum)")
+    ax.plot(
+        power.shifts,
+        power.measured,
+        "o",
+        color="C0",
+        label=f"measured ({power.replications:,} runs each)".replace(",", " "),
+    )
+    ax.axhline(alpha, color="grey", lw=0.8, ls=":")
+    ax.set(
+        xlabel="claimed p - true p",
+        ylabel="rejection rate",
+        title=f"Power of the Clopper-Pearson test, n = {n}",
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    return fig

@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from dpbook import calibration, flawed  # noqa: E402
+from dpbook import calibration, figures, flawed  # noqa: E402
 from dpbook.evidence import as_evidence  # noqa: E402
 from dpbook.experiments import Experiment  # noqa: E402
 from dpbook.experiments import calibration as X  # noqa: E402
@@ -172,8 +172,8 @@ def test_audit_zero_epsilon_fails_a_too_small_delta():
 # --------------------------------------------------------------------------- figures
 def test_figures_draw():
     suite = X.check_calibration(suite=lambda **kw: (_row(40, 200), _row(0, 500)))
-    fig = X.rates_figure(suite, ["a", "b"])
+    fig = figures.calibration_rates(suite, ["a", "b"])
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["a", "b"]
     power = X.power_against_exact(np.linspace(0, 0.1, 3), rng=1, replications=2_000)
-    fig = X.power_figure(power)
+    fig = figures.calibration_power(power)
     assert len(fig.axes[0].get_lines()) == 3  # exact, measured, alpha

@@ -14,8 +14,9 @@ slips of a constant) must fail; the chapter hands both to
 radii, the variance of the pair statistic) stay in the chapter and come in
 as arguments.
 
-:func:`rates_figure` and :func:`power_figure` draw the appendix's two figures
-(the cells that call them are hidden).
+:func:`dpbook.figures.calibration_rates` and
+:func:`dpbook.figures.calibration_power` draw the appendix's two figures from
+these results (the cells that call them are hidden).
 
 Every random draw goes through :mod:`dpcore` (or :mod:`dpbook.calibration`)
 with the integer seeds given, so the seed sweep (``tasks.py sweep``) re-runs
@@ -29,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -45,9 +46,6 @@ from dpcore.montecarlo import CheckResult, clopper_pearson_bounds, probability_a
 from .. import calibration, flawed
 from ..evidence import Close, Compare, Fact, Test
 from . import Experiment
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 __all__ = [
     "BOOK_SAMPLERS",
@@ -65,8 +63,6 @@ __all__ = [
     "constants_tails",
     "stream_independence",
     "audit_zero_epsilon",
-    "rates_figure",
-    "power_figure",
 ]
 
 Sampler = Callable[[np.random.Generator, int], NDArray[Any]]
@@ -1001,66 +997,3 @@ def audit_zero_epsilon(
     return ZeroEpsilonAudit(
         evidence=evidence, controls=(control,), audit=audit, no_delta=no_delta, fixed=fixed, doubled=doubled
     )
-
-
-# --------------------------------------------------------------------------- figures
-
-
-def rates_figure(suite: CalibrationSuite, labels: Sequence[str]) -> Figure:
-    """Measured false-alarm rates with upper bounds, real checks and twins, against the promised alpha.
-
-    Draws, shows and returns the figure; ``labels`` name the rows.
-    """
-    import matplotlib.pyplot as plt
-
-    rows = suite.rows
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    y = np.arange(len(rows))
-    for off, attr, colour, label in (
-        (-0.15, "real", "C0", "real check"),
-        (0.15, "twin", "C3", "miscalibrated twin"),
-    ):
-        res = [getattr(r, attr) for r in rows]
-        rate = np.array([r.rate for r in res])
-        upper = np.array([r.rate_upper for r in res])
-        ax.errorbar(
-            rate, y + off, xerr=[np.zeros_like(rate), upper - rate], fmt="o", color=colour, capsize=3, label=label
-        )
-    for i, r in enumerate(rows):
-        ax.plot([r.real.alpha] * 2, [i - 0.4, i + 0.4], color="k", lw=1)
-    ax.set_yticks(y, list(labels))
-    ax.set(
-        xscale="symlog",
-        xlabel="false-alarm rate (black: the promised alpha)",
-        title="Measured false-alarm rates on true claims",
-    )
-    ax.set_xlim(-0.001, 1.1)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    plt.show()
-    return fig
-
-
-def power_figure(power: PowerAgainstExact, n: int = 100, alpha: float = 0.05) -> Figure:
-    """Measured against exact power of the Clopper--Pearson test; draws, shows and returns the figure."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    ax.plot(power.shifts, power.exact, "k-", label="exact (binomial sum)")
-    ax.plot(
-        power.shifts,
-        power.measured,
-        "o",
-        color="C0",
-        label=f"measured ({power.replications:,} runs each)".replace(",", " "),
-    )
-    ax.axhline(alpha, color="grey", lw=0.8, ls=":")
-    ax.set(
-        xlabel="claimed p - true p",
-        ylabel="rejection rate",
-        title=f"Power of the Clopper-Pearson test, n = {n}",
-    )
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    plt.show()
-    return fig
