@@ -156,8 +156,9 @@ def privacy_loss_statistic(
     """
 
     def mechanism(data: Any, size: int, rng: np.random.Generator) -> NDArray[np.float64]:
-        y = release(np.tile(data, (size, 1)), rng=rng, **params)
-        return (np.abs(y - d1).sum(axis=1) - np.abs(y - d0).sum(axis=1)) * claimed_epsilon
+        y = np.asarray(release(np.tile(data, (size, 1)), rng=rng, **params), dtype=float)
+        loss: NDArray[np.float64] = (np.abs(y - d1).sum(axis=1) - np.abs(y - d0).sum(axis=1)) * claimed_epsilon
+        return loss
 
     return mechanism
 
@@ -173,7 +174,8 @@ def attack_trials(mechanism: Mechanism, guess: Callable[[NDArray[Any]], NDArray[
     def sampler(g: np.random.Generator, n: int) -> NDArray[np.float64]:
         secret = g.integers(0, 2, size=n)
         y = np.where(secret == 0, mechanism(0, n, g), mechanism(1, n, g))
-        return (guess(y) == secret).astype(float)
+        hits: NDArray[np.bool_] = np.asarray(guess(y)) == secret
+        return hits.astype(float)
 
     return sampler
 
@@ -233,6 +235,11 @@ def validity_rate(
         ``1 - confidence`` of each audit: the violation rate allowed.
     alpha, plug_in_alpha : float
         False-alarm probabilities of the rate tests.
+
+    Returns
+    -------
+    ValidityRate
+        The counts ``over`` and ``over_plug_in`` out of ``runs`` and the three tests.
     """
     mech: Mechanism = dpcore.LaplaceMechanism(1.0) if mechanism is None else mechanism
     over = sum(
@@ -287,16 +294,42 @@ def correct_laplace(
     alpha: float = 1e-6 / 4,
     control_seed: int = 104,
     thresholds: ArrayLike = T_LAP,
+    release: Callable[..., Any] = dpcore.laplace_mechanism,
 ) -> CorrectLaplace:
     r"""Audit ``dpcore.laplace_mechanism`` calibrated at each epsilon, between 0 and 1 (sensitivity 1).
 
     Evidence: for each ``epsilons[j]``, ``audit_epsilon(..., n, rng=seed + j,
     confidence=1 - alpha).epsilon_lower <= eps`` (false alarm ``alpha`` each,
-    by the validity theorem). Control: the fixed-event audit (``rng=control_seed``)
-    of the mechanism calibrated at ``epsilons[-1]`` checked as 1-DP. Its miss
-    probability is :func:`~dpcore.event_ratios.event_detection_miss` on the event
+    by the validity theorem of the chapter). Control: the fixed-event audit
+    (``rng=control_seed``) of ``dpcore.laplace_mechanism`` calibrated at
+    ``epsilons[-1]`` checked as 1-DP must reject; it misses with probability at
+    most :func:`~dpcore.event_ratios.event_detection_miss` on the event
     :math:`\{y \le 0\}`, of probabilities :math:`1/2` and :math:`e^{-\varepsilon}/2`.
     Budget: ``len(epsilons) * alpha`` + the control's miss (the chapter: 3 + 1 at ``1e-6/4``).
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        The epsilons at which the release is calibrated and claimed.
+    n : int
+        Samples per side of every audit.
+    seed : int
+        The audit of ``epsilons[j]`` uses ``rng=seed + j``.
+    alpha : float
+        False-alarm probability of each audit (and of the control's test).
+    control_seed : int
+        Seed of the control's fixed-event audit.
+    thresholds : array_like
+        The control's fixed thresholds (it must contain one >= 0, for the miss bound).
+    release : callable
+        The release audited, ``release(value, sensitivity=1, epsilon=eps, rng=)``;
+        the control always audits ``dpcore.laplace_mechanism``.
+
+    Returns
+    -------
+    CorrectLaplace
+        ``audits[eps]`` the :class:`~dpcore.auditing.AuditResult` of each epsilon,
+        ``control`` the control's test and ``control_miss`` its miss bound.
 
     Raises
     ------
@@ -305,7 +338,7 @@ def correct_laplace(
     """
     audits = {}
     for j, eps in enumerate(epsilons):
-        mech = ReleaseOutputs(dpcore.laplace_mechanism, sensitivity=1.0, epsilon=eps)
+        mech = ReleaseOutputs(release, sensitivity=1.0, epsilon=eps)
         audits[eps] = audit_epsilon(mech, 0.0, 1.0, n, rng=seed + j, confidence=1 - alpha)
     t = np.asarray(thresholds, dtype=float)
     top = epsilons[-1]
@@ -342,6 +375,7 @@ def correct_gaussian(
     n: int = 400_000,
     seed: int = 110,
     alpha: float = 1e-6 / 2,
+    sigma: Callable[[float, float, float], float] = dpcore.analytic_gaussian_sigma,
 ) -> CorrectGaussian:
     r"""Audit ``dpcore.gaussian_mechanism`` at (``epsilon``, ``delta``) and compute its tight event.
 
@@ -354,12 +388,33 @@ def correct_gaussian(
     :math:`q = \Phi((c-\Delta)/\sigma)` with :math:`\ln((p-\delta)/q) = \varepsilon`
     (a ``Close`` at relative 1e-6, numeric) and :math:`10^{-5} < q < p < 10^{-3}`
     (a ``Fact``). Control: "the claim is loose", :math:`\ln((p-\delta)/q) \le 0.9\,\varepsilon`.
+
+    Parameters
+    ----------
+    sensitivities : sequence of float
+        The sensitivities audited (neighbours 0 and :math:`\Delta`).
+    epsilon, delta : float
+        The claim.
+    n : int
+        Samples per side of each audit.
+    seed : int
+        The audit of ``sensitivities[j]`` uses ``rng=seed + j``.
+    alpha : float
+        False-alarm probability of each audit.
+    sigma : callable
+        ``sigma(sensitivity, epsilon, delta)``, the formula whose tight event is
+        computed (the audited mechanism is always ``dpcore.gaussian_mechanism``).
+
+    Returns
+    -------
+    CorrectGaussian
+        ``audits[sensitivity]``, and ``p_tight``, ``q_tight``, ``eps_tight``.
     """
     audits = {}
     for j, sens in enumerate(sensitivities):
         mech = ReleaseOutputs(dpcore.gaussian_mechanism, sensitivity=sens, epsilon=epsilon, delta=delta)
         audits[sens] = audit_epsilon(mech, 0.0, sens, n, rng=seed + j, delta=delta, confidence=1 - alpha)
-    sigma_1 = dpcore.analytic_gaussian_sigma(1.0, epsilon, delta)
+    sigma_1 = sigma(1.0, epsilon, delta)
     c_tight = 0.5 - epsilon * sigma_1**2
     p_tight = float(stats.norm.cdf(c_tight / sigma_1))
     q_tight = float(stats.norm.cdf((c_tight - 1.0) / sigma_1))
@@ -427,9 +482,25 @@ def stray_factor_two(
 
     Parameters
     ----------
+    epsilon : float
+        The claimed epsilon (the release is calibrated with it).
+    n : int
+        Samples per side of every audit.
+    seeds : (int, int, int)
+        Seeds of the shown audit, the fixed-event audit and the control.
+    alpha : float
+        False-alarm probability of each audit.
+    thresholds : array_like
+        The fixed thresholds (one of them >= 0, for the miss bound).
     release : callable
         The release audited (``release(value, sensitivity=1, epsilon=epsilon, rng=)``);
         the miss bound assumes the stray factor's halved scale.
+
+    Returns
+    -------
+    BugAudit
+        ``audit`` (shown), ``check`` and its ``miss`` bound, ``correct_check``
+        (the control's test) and the audited ``mechanism``.
     """
     mech = ReleaseOutputs(release, sensitivity=1.0, epsilon=epsilon)
     t = np.asarray(thresholds, dtype=float)
@@ -479,6 +550,32 @@ def per_coordinate(
     (``rng=seeds[1]``, confidence ``1 - alpha``) is at most epsilon (false alarm
     ``alpha``). Control: the fixed-event audit of the correct release
     (``rng=seeds[3]``) must not reject (risk ``alpha``). Budget: 3 ``alpha``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The claimed epsilon.
+    k : int
+        The dimension (the query moves by at most 1 per coordinate).
+    n : int
+        Samples per side of every audit.
+    seeds : (int, int, int, int)
+        Seeds of the flawed release's ``audit_epsilon`` (shown), the correct
+        release's, and of the two fixed-event audits (flawed, correct).
+    alpha : float
+        False-alarm probability of each recorded audit.
+    thresholds : array_like
+        Thresholds of the privacy loss; the miss bound is computed for the top
+        one, which must be :math:`k\varepsilon - 10^{-9}` (the default's).
+    release : callable
+        The flawed release, ``release(value, per_coordinate_sensitivity=1,
+        epsilon=epsilon, rng=)``.
+
+    Returns
+    -------
+    BugAudit
+        ``audit`` (shown), ``check`` and its ``miss`` bound, ``correct_audit``,
+        ``correct_check`` and the audited statistic ``mechanism``.
     """
     d0, d1 = np.zeros(k), np.ones(k)
     t = np.asarray(thresholds, dtype=float)
@@ -544,6 +641,29 @@ def variance_as_std(
     ``t = thresholds[event_index]``, of probabilities :math:`\Phi(t/\sigma^2)` and
     :math:`\Phi((t-\Delta)/\sigma^2)`. Control: the same audit of
     ``dpcore.gaussian_mechanism`` (``rng=seeds[2]``) must not reject (risk ``alpha``).
+    Budget: 2 ``alpha`` (the chapter: ``5e-7`` each).
+
+    Parameters
+    ----------
+    sensitivity, epsilon, delta : float
+        The query's sensitivity (neighbours 0 and ``sensitivity``) and the claim.
+    n : int
+        Samples per side of every audit.
+    seeds : (int, int, int)
+        Seeds of the shown audit, the fixed-event audit and the control.
+    alpha : float
+        False-alarm probability of each fixed-event audit.
+    thresholds : array_like
+        The fixed thresholds.
+    event_index : int
+        Which threshold's lower tail the miss bound is computed for.
+    release : callable
+        The flawed release, ``release(value, sigma=sigma, rng=)``.
+
+    Returns
+    -------
+    VarianceAsStd
+        As :class:`BugAudit`, and the analytic ``sigma``.
     """
     sigma = dpcore.analytic_gaussian_sigma(sensitivity, epsilon, delta)
     t = np.asarray(thresholds, dtype=float)
@@ -603,6 +723,27 @@ def convergence(
     ``correct`` (claimed ``epsilon``-DP) is at most ``epsilon`` (false alarm
     ``alpha`` each: ``repetitions * len(sizes) * alpha``, 21/22 of the book's level
     in the chapter, the rest for the caller's control). The other curves are shown.
+
+    Parameters
+    ----------
+    mechanisms : mapping
+        ``name -> (mechanism, base seed)``; must contain ``correct``.
+    sizes : sequence of int
+        Samples per side.
+    epsilon : float
+        The epsilon claimed for the mechanism named ``correct``.
+    correct : str
+        The name of the mechanism whose bounds are evidence.
+    repetitions : int
+        Independent audits per size.
+    alpha : float
+        ``1 - confidence`` of every audit.
+
+    Returns
+    -------
+    Convergence
+        ``curves[name]``, an array ``repetitions x len(sizes)`` of lower bounds,
+        and ``sizes``.
     """
     curves = {
         name: np.array(
@@ -652,8 +793,24 @@ def scale_out(
 
     Evidence (exact): the pool's :class:`~dpcore.auditing.AuditResult` equals the
     serial one for the same ``seed``. Control: the audit with ``other_seed``
-    equals it too (it must not: the seed matters). ``mechanism`` must be
-    picklable (default ``dpcore.LaplaceMechanism(1.0)``).
+    equals it too (it must not: the seed matters).
+
+    Parameters
+    ----------
+    mechanism : callable, optional
+        Picklable ``mechanism(data, size, rng)`` (default ``dpcore.LaplaceMechanism(1.0)``),
+        audited between 0 and 1 at confidence 0.95.
+    n : int
+        Samples per side.
+    seed, other_seed : int
+        The seed of the serial and pool audits, and the control's.
+    workers : int
+        Processes of the pool.
+
+    Returns
+    -------
+    ScaleOut
+        The three :class:`~dpcore.auditing.AuditResult`.
     """
     mech: Mechanism = dpcore.LaplaceMechanism(1.0) if mechanism is None else mechanism
     serial = audit_epsilon(mech, 0.0, 1.0, n, rng=seed)
@@ -713,6 +870,28 @@ def float_attack(
     epsilon-DP mechanism (one-sided Clopper--Pearson at ``attack_alpha``, shown:
     it rejects). No evidence of its own: :func:`float_event_audit` and
     :func:`float_not_dp` record on these samples.
+
+    Parameters
+    ----------
+    epsilon : float
+        The epsilon of the bound (the mechanism's scale is ``scale``, 1/epsilon for
+        sensitivity 1 in the chapter).
+    scale : float
+        The Laplace scale of the floating-point mechanism.
+    n : int
+        Outputs drawn on each input.
+    seeds : (int, int, int)
+        Seeds of the outputs on 0, on 1, and of the game.
+    n_attack, attack_alpha : int, float
+        Games played and the test's false-alarm probability.
+
+    Returns
+    -------
+    FloatAttack
+        The samples ``y0``, ``y1``, the masks ``impossible_under_1`` (outputs of
+        :math:`M(0)` that :math:`M(1)` cannot produce) and ``impossible_under_0``,
+        the ``attack`` test and the ``bound``; its methods ``mechanism`` and
+        ``support_statistic`` are the mechanism and the attack's statistic.
     """
     bound = math.exp(epsilon) / (1 + math.exp(epsilon))
     y0 = np.asarray(fp.naive_laplace_mechanism(0.0, scale, n, rng=seeds[0]))
@@ -759,6 +938,7 @@ def float_event_audit(
     claimed_factor: float = 10.0,
     alpha: float = 2e-7,
     level: float = 1e-7,
+    statistic: Mechanism | None = None,
 ) -> FloatEventAudit:
     r"""Audit ``game``'s mechanism through its support statistic, claimed ``claimed_factor * eps``-DP.
 
@@ -768,14 +948,39 @@ def float_event_audit(
     The event is impossible under input 0 and has probability :math:`p` under
     input 1; :math:`p` is bounded below by the Clopper--Pearson bound at level
     ``level`` from ``game.y1`` (independent samples), so the miss probability is
-    at most ``level + event_detection_miss(p_lo, 0, ...)``.
+    at most ``level + event_detection_miss(p_lo, 0, ...)``. Budget: that miss.
+
+    Parameters
+    ----------
+    game : FloatAttack
+        The samples of :func:`float_attack` (its ``y1`` bounds :math:`p`; the
+        fixed-event audit draws as many samples as ``game.y1`` has).
+    n, n_small : int
+        Samples per side of the two shown audits.
+    seeds : (int, int, int)
+        Seeds of the two shown audits and of the fixed-event audit.
+    claimed_factor : float
+        The claim audited is ``claimed_factor * game.epsilon``-DP.
+    alpha : float
+        False-alarm probability of the fixed-event audit.
+    level : float
+        Level of the Clopper--Pearson lower bound on :math:`p`.
+    statistic : callable, optional
+        The statistic audited, ``statistic(x, n, rng)``; default
+        ``game.support_statistic`` (the miss bound assumes it).
+
+    Returns
+    -------
+    FloatEventAudit
+        ``audit``, ``audit_small`` (shown), ``check`` and its ``miss`` bound.
     """
     n_game = game.impossible_under_0.size
-    audit = audit_epsilon(game.support_statistic, 0, 1, n, rng=seeds[0])
-    audit_small = audit_epsilon(game.support_statistic, 0, 1, n_small, rng=seeds[1])
+    stat: Mechanism = game.support_statistic if statistic is None else statistic
+    audit = audit_epsilon(stat, 0, 1, n, rng=seeds[0])
+    audit_small = audit_epsilon(stat, 0, 1, n_small, rng=seeds[1])
     claimed = claimed_factor * game.epsilon
     p_lo = float(clopper_pearson_bounds(int(game.impossible_under_0.sum()), n_game, level)[0])
-    check = audit_threshold_events(game.support_statistic, 0, 1, n_game, [0.5], alpha=alpha, rng=seeds[2]).check(
+    check = audit_threshold_events(stat, 0, 1, n_game, [0.5], alpha=alpha, rng=seeds[2]).check(
         claimed, name=f"fixed event: {claimed:g}-DP"
     )
     miss = level + event_detection_miss(p_lo, 0.0, n_game, n_game, claimed, events=2, alpha=alpha)
@@ -799,6 +1004,20 @@ def float_not_dp(game: FloatAttack, *, level: float = 1e-7, control_seed: int = 
     ``game.y0`` lies in the support of :math:`M(0)` (exact). Control: the same
     search among ``n`` outputs of the exact discrete Laplace mechanism on input 1
     (``rng=control_seed``, pmf at the game's scale) finds no impossible output.
+
+    Parameters
+    ----------
+    game : FloatAttack
+        The samples of :func:`float_attack`.
+    level : float
+        Level of the Clopper--Pearson lower bound on :math:`p`.
+    control_seed : int
+        Seed of the control's discrete Laplace outputs (as many as ``game.y1``).
+
+    Returns
+    -------
+    Experiment
+        The evidence and the control.
     """
     imp = game.impossible_under_0
     half = imp.size // 2
@@ -884,9 +1103,28 @@ def discrete_laplace_sampler(
 
     Parameters
     ----------
+    scale : int
+        The scale :math:`b` (``b = 2``: epsilon 1/2 at sensitivity 1).
+    n : int
+        Samples of each recorded test and of the P(Z=0) control.
+    n_cdf_control : int
+        Samples of the CDF control (large enough that twice the DKW radius is
+        below the true distance, else its miss bound is 1).
+    seeds : (int, int, int, int, int)
+        Seeds of the three tests and the two controls.
+    alpha : float
+        False-alarm probability of each test.
+    grid : array_like
+        The integers where the CDFs are compared (within :data:`INT_SUPPORT`).
     sampler : callable, optional
         ``sampler(rng, n)``, the sampler tested; default the discrete Laplace
         sampler of ``scale``.
+
+    Returns
+    -------
+    SamplerChecks
+        ``checks`` (the evidence's tests), ``rounded`` (the controls' tests),
+        ``p0`` = ``dd.discrete_laplace_pmf(0, scale)``.
     """
     b = scale
     sample: Sampler = (lambda g, m: dd.sample_discrete_laplace(b, m, rng=g)) if sampler is None else sampler
@@ -955,6 +1193,27 @@ def discrete_gaussian_sampler(
     the rounded continuous Gaussian, :math:`P(Z=0) = \operatorname{erf}(1/(2\sqrt2\sigma))`
     (``rng=seeds[2]``) and :math:`P(Z\le k) = \Phi((k+1/2)/\sigma)` (``rng=seeds[3]``),
     their miss probabilities computed from the true values. Budget: 4 ``alpha``.
+
+    Parameters
+    ----------
+    sigma2 : str
+        The variance parameter as an exact fraction.
+    n : int
+        Samples of each test.
+    seeds : (int, int, int, int)
+        Seeds of the two tests and the two controls.
+    alpha : float
+        False-alarm probability of each test.
+    grid : array_like
+        The integers where the CDFs are compared (within :data:`INT_SUPPORT`).
+    sampler : callable, optional
+        ``sampler(rng, n)``, the sampler tested; default the discrete Gaussian
+        sampler of ``sigma2``.
+
+    Returns
+    -------
+    SamplerChecks
+        ``checks``, ``rounded`` and ``p0`` = ``dd.discrete_gaussian_pmf(0, sigma2)``.
     """
     s2 = float(_as_float_fraction(sigma2))
     sample: Sampler = (lambda g, m: dd.sample_discrete_gaussian(sigma2, m, rng=g)) if sampler is None else sampler
@@ -1042,9 +1301,22 @@ def discrete_attack(
     ----------
     epsilon : str
         The mechanism's epsilon as an exact fraction.
+    n : int
+        Games per test and samples per side of the audit.
+    seeds : (int, int, int, int)
+        Seeds of the one-sided test, the two-sided test, the control and the audit.
+    alpha : float
+        False-alarm probability of each test and of the audit.
+    wrong_success : float
+        The control's wrong claim.
     mechanism : callable, optional
         ``mechanism(x, n, rng)`` attacked and audited, claimed epsilon-DP;
         default the discrete Laplace mechanism.
+
+    Returns
+    -------
+    DiscreteAttack
+        The tests ``within``, ``exact``, ``wrong``, the ``audit`` and the ``bound``.
     """
     eps = _as_float_fraction(epsilon)
     bound = math.exp(eps) / (1 + math.exp(eps))
