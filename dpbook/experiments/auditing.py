@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,19 @@ __all__ = [
     "T_PC",
     "T_G",
     "INT_SUPPORT",
+    "DL_GRID",
+    "DG_GRID",
+    "ValidityRate",
+    "CorrectLaplace",
+    "CorrectGaussian",
+    "BugAudit",
+    "VarianceAsStd",
+    "Convergence",
+    "ScaleOut",
+    "FloatAttack",
+    "FloatEventAudit",
+    "SamplerChecks",
+    "DiscreteAttack",
     "plug_in_audit",
     "privacy_loss_statistic",
     "attack_trials",
@@ -1049,8 +1063,6 @@ def float_not_dp(game: FloatAttack, *, level: float = 1e-7, control_seed: int = 
 
 def _fraction(x: float) -> str:
     """``x`` as the exact fraction string dpcore.discrete takes (``0.5`` -> ``"1/2"``)."""
-    from fractions import Fraction
-
     f = Fraction(x).limit_denominator(10**6)
     return f"{f.numerator}/{f.denominator}"
 
@@ -1259,8 +1271,6 @@ def discrete_gaussian_sampler(
 
 def _as_float_fraction(x: str | float) -> float:
     """``"1/2"`` -> 0.5 (the fractions dpcore.discrete takes as strings)."""
-    from fractions import Fraction
-
     return float(Fraction(x))
 
 
