@@ -200,7 +200,7 @@ def privacy_loss_formula(
 
 @dataclass(frozen=True)
 class TriangleStep(Experiment):
-    """The region table of the triangle step: ``rows`` of (order, region, g, |u-v|, slack)."""
+    """The region table of the triangle step: ``rows`` of (order, region, g, ``|u-v|``, slack)."""
 
     rows: tuple[tuple[Any, ...], ...] = ()
 
@@ -1061,7 +1061,7 @@ class StrayFactorTwo(Experiment):
 
     @property
     def exact_summary(self) -> str:
-        """The exact max |log ratio| at half the scale, as printed."""
+        """The exact largest absolute log ratio at half the scale, as printed."""
         return (
             f"exact: max |log ratio| over {self.n_events:,} intervals, scale Delta/(2 eps) = "
             f"{self.half_max_abs_log_ratio:.12f}"

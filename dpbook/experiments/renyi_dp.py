@@ -740,7 +740,7 @@ class ConversionSweep(Experiment):
         Smallest (returned epsilon - exact epsilon).
     lap_ratio, lap_vs_lib : float
         Largest delivered/asked delta for Laplace; the profile vs
-        :meth:`dpcore.LaplaceMechanism.delta`.
+        :meth:`dpcore.mechanisms.LaplaceMechanism.delta`.
     """
 
     n_checked: int = 0
@@ -779,7 +779,7 @@ def conversion_sweep(
       that delivers at most the asked delta;
     * Laplace: at the epsilon ``convert`` returns, the exact profile
       :math:`1-e^{(\varepsilon-1/b)/2}` is at most the asked delta and agrees
-      with :meth:`dpcore.LaplaceMechanism.delta` to 1e-15.
+      with :meth:`dpcore.mechanisms.LaplaceMechanism.delta` to 1e-15.
 
     Control (must fail): Mironov's conversion with :math:`\alpha` for
     :math:`\alpha-1`, :math:`\min_\alpha \tau - \log\delta/\alpha`, delivers
@@ -788,7 +788,7 @@ def conversion_sweep(
     Parameters
     ----------
     orders : array_like
-        The grid of orders (default :data:`dpcore.DEFAULT_RDP_ORDERS`).
+        The grid of orders (default ``dpcore.DEFAULT_RDP_ORDERS``).
     sigmas, counts, deltas : sequence
         The Gaussian grid.
     laplace_scales, laplace_deltas : sequence of float
