@@ -14,6 +14,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.event_ratios` -- confidence bounds on event ratios from samples;
 * :mod:`dpcore.gaussian` -- (epsilon, delta) Gaussian mechanism, classic and analytic;
 * :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
+* :mod:`dpcore.pld` -- privacy-loss distributions: the tight accountant with a certified bracket;
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
 * :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
 * :mod:`dpcore.floating_point` -- the textbook float Laplace mechanism and Mironov's attack on it;
@@ -32,6 +33,7 @@ from . import (
     laplace,
     mechanisms,
     montecarlo,
+    pld,
     privacy_loss,
     rdp,
     sensitivity,
@@ -46,6 +48,7 @@ from .gaussian import *  # noqa: F403
 from .laplace import *  # noqa: F403
 from .mechanisms import *  # noqa: F403
 from .montecarlo import *  # noqa: F403
+from .pld import *  # noqa: F403
 from .privacy_loss import *  # noqa: F403
 from .rdp import *  # noqa: F403
 from .sensitivity import *  # noqa: F403
@@ -66,6 +69,7 @@ __all__ = [
     *privacy_loss.__all__,
     *gaussian.__all__,
     *rdp.__all__,
+    *pld.__all__,
     *auditing.__all__,
     *discrete.__all__,
     *event_ratios.__all__,

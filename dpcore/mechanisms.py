@@ -13,6 +13,9 @@ apply:
     its inverse, the smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le \delta`;
 ``rdp(orders)``
     the Rényi divergence :math:`D_\alpha(M(D) \| M(D'))` at each order;
+``privacy_losses()``
+    the law of the privacy loss (:class:`dpcore.PrivacyLoss`), one per
+    direction of the neighbouring relation, for :class:`dpcore.PldAccountant`;
 ``calibrate(...)`` (class method)
     the mechanism that meets a privacy target.
 
@@ -53,7 +56,14 @@ from ._validation import (
 from .discrete import as_fraction, sample_discrete_gaussian, sample_discrete_laplace
 from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon
 from .laplace import laplace_noise, laplace_scale
-from .rdp import _check_orders, gaussian_rdp, laplace_rdp
+from .pld import (
+    PrivacyLoss,
+    atomic_privacy_loss,
+    gaussian_privacy_loss,
+    laplace_privacy_loss_law,
+    subsampled_gaussian_privacy_losses,
+)
+from .rdp import _check_orders, gaussian_rdp, laplace_rdp, subsampled_gaussian_rdp
 
 special = lazy_module("scipy.special")
 optimize = lazy_module("scipy.optimize")
@@ -67,6 +77,7 @@ __all__ = [
     "DiscreteLaplaceMechanism",
     "DiscreteGaussianMechanism",
     "RandomizedResponse",
+    "SubsampledGaussianMechanism",
     "mechanism_classes",
     "randomized_response",
 ]
@@ -204,6 +215,10 @@ class LaplaceMechanism(RealNoiseMechanism):
         """Rényi divergence at each order > 1 (:func:`dpcore.laplace_rdp`)."""
         return laplace_rdp(orders, self.scale, self.sensitivity)
 
+    def privacy_losses(self) -> tuple[PrivacyLoss]:
+        """The privacy loss (:func:`dpcore.laplace_privacy_loss_law`); symmetric, so one direction."""
+        return (laplace_privacy_loss_law(self.pure_epsilon),)
+
 
 @dataclass(frozen=True)
 class GaussianMechanism(RealNoiseMechanism):
@@ -244,6 +259,10 @@ class GaussianMechanism(RealNoiseMechanism):
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         """Rényi divergence :math:`\\alpha\\Delta^2/(2\\sigma^2)` at each order."""
         return gaussian_rdp(orders, self.sigma, self.sensitivity)
+
+    def privacy_losses(self) -> tuple[PrivacyLoss]:
+        """The privacy loss :math:`N(\\mu, 2\\mu)`, :math:`\\mu = \\Delta^2/(2\\sigma^2)`; symmetric, one direction."""
+        return (gaussian_privacy_loss((self.sensitivity / self.sigma) ** 2 / 2.0),)
 
     def self_composition(self, count: int) -> GaussianMechanism:
         r"""``count`` adaptive Gaussian releases are exactly one of sensitivity :math:`\sqrt{k}\Delta`.
@@ -387,6 +406,24 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         out = special.logsumexp(cols, axis=-1) / (a - 1)
         out = np.maximum(out, 0.0)  # a divergence is >= 0; only rounding can take the sum below
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
+
+    def privacy_losses(self) -> tuple[PrivacyLoss]:
+        r"""The privacy loss: atoms :math:`(\Delta - 2k)/t` for :math:`K = k`, clipped to :math:`\pm\Delta/t`.
+
+        :math:`L = (|K-\Delta| - |K|)/t`, :math:`K` discrete Laplace of scale
+        :math:`t`: :math:`\Delta/t` with probability :math:`1/(1+e^{-1/t})`
+        (:math:`K \le 0`), :math:`-\Delta/t` with :math:`e^{-\Delta/t}/(1+e^{-1/t})`
+        (:math:`K \ge \Delta`), :math:`(\Delta-2k)/t` with :math:`P(K=k)` between.
+        Symmetric: one direction.
+        """
+        b, log_r, _, z = self._pieces()
+        d = self.sensitivity
+        norm = math.log1p(math.exp(log_r))  # log(1 + e^{-1/t})
+        log_c = math.log(-math.expm1(log_r)) - norm  # log of (1 - e^{-1/t}) / (1 + e^{-1/t})
+        values = np.concatenate([[d / b, -d / b], (d - 2 * z) / b])
+        logs = np.concatenate([[-norm, -d / b - norm], log_c - z / b])
+        masses = np.exp(logs)
+        return (atomic_privacy_loss(values, masses / masses.sum(), f"discrete Laplace, scale {self.scale}"),)
 
 
 def randomized_response(bits: ArrayLike, epsilon: float, rng: RNGLike = None) -> NDArray[np.int64]:
@@ -568,6 +605,89 @@ class RandomizedResponse(Mechanism):
         lp, lq = self._log_p
         out = np.logaddexp(a * lp + (1 - a) * lq, a * lq + (1 - a) * lp) / (a - 1)
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
+
+    def privacy_losses(self) -> tuple[PrivacyLoss]:
+        r"""The privacy loss: :math:`\varepsilon_0` with probability :math:`p`, :math:`-\varepsilon_0` otherwise."""
+        lp, lq = self._log_p
+        return (
+            atomic_privacy_loss([self.epsilon0, -self.epsilon0], [math.exp(lp), math.exp(lq)], "randomized response"),
+        )
+
+
+@dataclass(frozen=True)
+class SubsampledGaussianMechanism(RealNoiseMechanism):
+    r"""The Poisson-subsampled Gaussian mechanism: each record used w.p. :math:`q`, the sum gets :math:`N(0,\sigma^2)`.
+
+    One step of DP-SGD (Abadi et al. 2016): the differing record's
+    contribution (clipped to L2 norm :math:`\Delta`) enters the noisy sum with
+    probability ``sampling_rate``. Between add/remove neighbours the output
+    laws are :math:`N(0,\sigma^2)` and the mixture
+    :math:`(1-q)N(0,\sigma^2) + qN(\Delta,\sigma^2)`, in either order: the
+    privacy loss has two directions (:func:`dpcore.subsampled_gaussian_privacy_losses`),
+    and the profile is the larger of the two, each computed from the loss's
+    law by quadrature. RDP: :func:`dpcore.subsampled_gaussian_rdp`. No
+    closed form composes it: use :class:`dpcore.PldAccountant` (tight) or
+    :class:`dpcore.RdpAccountant`.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` or ``sensitivity`` is not finite and > 0, or
+        ``sampling_rate`` is not in (0, 1].
+    """
+
+    name: ClassVar[str] = "subsampled-gaussian"
+    summary: ClassVar[str] = "Poisson sampling at rate q, then value + N(0, sigma^2) (one DP-SGD step)"
+
+    sigma: float
+    sampling_rate: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.sampling_rate > 1.0:
+            raise ValueError(f"sampling_rate must be in (0, 1]; got {self.sampling_rate}")
+
+    def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
+        """Gaussian noise of standard deviation ``sigma``."""
+        return gen.normal(0.0, self.sigma, shape)
+
+    def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
+        """``value`` (the record's contribution) kept with probability q, plus noise (``size`` releases if given)."""
+        gen = as_generator(rng)
+        v = check_finite_array("value", value)
+        shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)
+        kept = gen.random(shape) < self.sampling_rate
+        out = np.where(kept, v, 0.0) + self._noise(gen, shape)
+        return float(out) if out.ndim == 0 else out
+
+    def privacy_losses(self) -> tuple[PrivacyLoss, PrivacyLoss]:
+        """The two directions' privacy losses: the record removed, the record added."""
+        return subsampled_gaussian_privacy_losses(self.sigma / self.sensitivity, self.sampling_rate)
+
+    def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
+        """The exact privacy profile of one step (the larger direction), at each ``epsilon`` >= 0."""
+        e = check_nonnegative_finite_array("epsilon", epsilon)
+        losses = self.privacy_losses()
+        out = np.array([max(loss.delta(float(x)) for loss in losses) for x in np.ravel(e)]).reshape(e.shape)
+        return _out(np.minimum(out, 1.0), epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (bisection on the exact profile)."""
+        target = check_probability_open("delta", delta)
+        if float(self.delta(0.0)) <= target:
+            return 0.0
+        hi = 1.0
+        while float(self.delta(hi)) > target:
+            hi *= 2.0
+            if hi > 1e4:
+                raise ValueError(f"delta {delta} is too small: epsilon above 1e4")
+        e = float(optimize.brentq(lambda x: float(self.delta(x)) - target, 0.0, hi, xtol=1e-12))
+        return _safe_side(self.delta, e, target, hi)
+
+    def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
+        """Rényi divergence at each order (:func:`dpcore.subsampled_gaussian_rdp`)."""
+        return subsampled_gaussian_rdp(orders, self.sigma, self.sampling_rate, self.sensitivity)
 
 
 def mechanism_classes() -> dict[str, type[Mechanism]]:
