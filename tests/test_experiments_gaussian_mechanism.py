@@ -126,6 +126,15 @@ def test_chi_form_accuracy_fails_wrong_formulas() -> None:
     assert not all(holds(gm.chi_form_accuracy((0.3,), (0.1,), chi_form=chi_form_off).evidence))
 
 
+def test_chi_form_accuracy_sees_a_relative_error_of_1e_18() -> None:
+    def chi_form_slightly_off(s: float, e: float) -> Any:
+        with mp.workdps(50):  # below double precision: the comparison must be made at 50 digits
+            return mpref.gaussian_delta_chi(s, e) * (1 + mp.mpf(10) ** -18)
+
+    acc = gm.chi_form_accuracy((0.3,), (0.1,), chi_form=chi_form_slightly_off)
+    assert not holds(acc.evidence)[0] and 1e-19 < acc.worst_forms < 1e-17
+
+
 # --------------------------------------------------------------------------- Newton with the seed's G'
 
 

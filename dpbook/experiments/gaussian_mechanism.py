@@ -495,7 +495,9 @@ def chi_form_accuracy(
     for sig in sigmas:
         for e in epsilons:
             ref, alt = mpref.gaussian_delta(sig, e), chi_form(sig, e)
-            worst_forms = max(worst_forms, float(abs(alt / ref - 1)))
+            with mp.workdps(50):  # at the default 15 digits alt/ref - 1 rounds to 0
+                rel = abs(mp.mpf(alt) / mp.mpf(ref) - 1)
+            worst_forms = max(worst_forms, float(rel))
             log_err = abs(log_delta(sig, 1.0, e) - mp.log(ref)) / max(1, abs(mp.log(ref)))
             worst_dp = max(worst_dp, float(log_err))
     n_points = len(sigmas) * len(epsilons)
