@@ -11,6 +11,7 @@ them is bounded, deterministically, by ``ALPHA`` too (asserted through
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import pytest
 import sympy as sp
@@ -149,12 +150,21 @@ def test_fejer_counterexample_holds_for_fejer_and_fails_for_a_density_without_ze
     u = sp.Symbol("u", positive=True)
     fejer = (1 - sp.cos(x)) / (sp.pi * x**2)
     big_g = sp.Si(u) - (1 - sp.cos(u)) / u
-    tail = 2 * (sp.pi / 2 - big_g.subs(u, 20)) / sp.pi
-    fe = ld.fejer_counterexample(fejer, sp.Integer(1), big_g, tail)
-    assert fe.fejer == pytest.approx(0.0332, abs=1e-4) and fe.laplace == float(np.exp(-20))
+    fe = ld.fejer_counterexample(fejer, big_g)
+    # the reference tail by numerical quadrature of the density itself (mpmath), not from G
+    with mpmath.workdps(30):
+        inside = mpmath.quad(lambda z: (1 - mpmath.cos(z)) / (mpmath.pi * z**2), mpmath.linspace(-20, 20, 41))
+    assert fe.fejer == pytest.approx(float(1 - inside), rel=1e-12) and fe.laplace == float(np.exp(-20))
     assert all(_holds(fe.evidence)) and not any(_holds(fe.controls))
     cauchy = 1 / (sp.pi * (1 + x**2))  # heavy tails too, but positive everywhere
-    bad = ld.fejer_counterexample(cauchy, sp.Integer(1), big_g, tail)
+    bad = ld.fejer_counterexample(cauchy, big_g)
     assert not all(_holds(bad.evidence)) and any(_holds(bad.controls))
-    wrong_tail = ld.fejer_counterexample(fejer, sp.Integer(1), big_g, sp.exp(-30))
-    assert not all(_holds(wrong_tail.evidence))
+
+
+def test_fejer_counterexample_fails_a_density_or_antiderivative_off_by_a_factor() -> None:
+    u = sp.Symbol("u", positive=True)
+    fejer = (1 - sp.cos(x)) / (sp.pi * x**2)
+    big_g = sp.Si(u) - (1 - sp.cos(u)) / u
+    five = ld.fejer_counterexample(5 * fejer, big_g)  # integral 5, and G' = pi f / 5
+    assert not _holds(five.evidence)[0] and not _holds(five.evidence)[1]
+    assert not _holds(ld.fejer_counterexample(fejer, 2 * big_g).evidence)[1]

@@ -531,24 +531,25 @@ class FejerCounterexample(Experiment):
     laplace: float = math.nan
 
 
-def fejer_counterexample(
-    density: Any, mass: Any, antiderivative: Any, tail: Any, *, t: int = 20, log_ratio: int = 10
-) -> FejerCounterexample:
+def fejer_counterexample(density: Any, antiderivative: Any, *, t: int = 20, log_ratio: int = 10) -> FejerCounterexample:
     r"""Check the chapter's Fejer counterexample: heavier tails than Lap(0, 1), and no privacy.
 
     The Fejer density :math:`f(x) = (1-\cos x)/(\pi x^2)` has tails of order
     :math:`1/t`, yet a shift of 1 is not private: :math:`f` vanishes at
     :math:`2\pi` but not at :math:`2\pi - 1`, so the density ratio of releases
-    of 0 and of 1 at :math:`z = 2\pi` is infinite. Evidence (symbolic and
-    deterministic: no false alarm):
+    of 0 and of 1 at :math:`z = 2\pi` is infinite. Every number below is
+    computed here from ``density`` and ``antiderivative``. Evidence (symbolic
+    and deterministic: no false alarm):
 
-    * ``mass`` (the chapter's integral of ``density`` over the line) is 1;
-    * ``antiderivative`` :math:`G(u)` has derivative :math:`(1 - \cos u)/u^2`
-      (sympy differentiates it);
-    * ``tail`` (the exact :math:`P(|X| > t)`, evaluated at 30 digits)
-      exceeds :math:`e^{-t}`, the tail of :math:`\mathrm{Lap}(0, 1)`;
+    * the integral of ``density`` over the line (sympy) is 1;
+    * ``antiderivative`` :math:`G(u)` has derivative :math:`\pi f(u)` (sympy
+      differentiates it), and :math:`f` is even;
+    * so the tail :math:`P(|X| > t) = 2 (G(\infty) - G(t))/\pi` (the limit by
+      sympy, evaluated at 30 digits) exceeds :math:`e^{-t}`, the tail of
+      :math:`\mathrm{Lap}(0, 1)`;
     * ``density`` is exactly 0 at :math:`2\pi` and positive at :math:`2\pi - 1`;
-    * the privacy loss of the Laplace mechanism of scale 1 for answers 0 and 1
+    * the contrast, independent of the inputs: the privacy loss of the Laplace
+      mechanism of scale 1 for answers 0 and 1
       (:func:`dpcore.laplace_privacy_loss`) stays within :math:`1 + 10^{-12}`
       on 6001 points of [-30, 30] (the bound :math:`|L| \le \Delta/b = 1`).
 
@@ -559,9 +560,8 @@ def fejer_counterexample(
     ----------
     density : sympy expression
         :math:`f`, in one real symbol.
-    mass, antiderivative, tail : sympy expressions
-        Derived in the chapter: :math:`\int f`, :math:`G(u)` (in one positive
-        symbol), :math:`P(|X| > t)`.
+    antiderivative : sympy expression
+        :math:`G(u)`, in one positive symbol, with :math:`G' = \pi f`.
     t : int
         The tail's threshold.
     log_ratio : int
@@ -570,12 +570,16 @@ def fejer_counterexample(
     Returns
     -------
     FejerCounterexample
-        ``fejer`` (``float(tail)``, the Fejer tail) and ``laplace`` (:math:`e^{-t}`, the Laplace tail).
+        ``fejer`` (the Fejer tail :math:`P(|X| > t)`) and ``laplace``
+        (:math:`e^{-t}`, the Laplace tail).
     """
     import sympy as sp  # exact values: only the symbolic experiments need sympy
 
     (var,) = density.free_symbols
     (u,) = antiderivative.free_symbols
+    mass = sp.integrate(density, (var, -sp.oo, sp.oo))
+    tail = 2 * (sp.limit(antiderivative, u, sp.oo) - antiderivative.subs(u, t)) / sp.pi
+    fejer_tail = float(sp.N(tail, 30))
     at_zero, before_zero = density.subs(var, 2 * sp.pi), density.subs(var, 2 * sp.pi - 1)
     laplace_tail = float(np.exp(-t))
     loss = dpcore.laplace_privacy_loss(np.linspace(-30, 30, 6001), 0.0, 1.0, 1.0)
@@ -583,13 +587,14 @@ def fejer_counterexample(
         evidence=(
             Equal("the Fejer density integrates to 1", mass, 1),
             Equal(
-                "G(u) = Si(u) - (1 - cos u)/u is an antiderivative",
+                "G(u) = Si(u) - (1 - cos u)/u is an antiderivative of pi f",
                 sp.diff(antiderivative, u),
-                (1 - sp.cos(u)) / u**2,
+                sp.pi * density.subs(var, u),
             ),
+            Equal("f is even: P(|X| > t) = 2 (G(oo) - G(t))/pi", density.subs(var, -var), density),
             Compare(
                 f"its tail P(|X| > {t}) exceeds the Laplace tail e^-{t}",
-                float(sp.N(tail, 30)),
+                fejer_tail,
                 ">",
                 laplace_tail,
                 kind="exact",
@@ -612,6 +617,6 @@ def fejer_counterexample(
                 kind="exact",
             ),
         ),
-        fejer=float(tail),
+        fejer=fejer_tail,
         laplace=laplace_tail,
     )
