@@ -15,11 +15,12 @@ from typing import Any
 import mpmath as mp
 import numpy as np
 import pytest
+from scipy import stats
 
 import dpcore
 from dpbook import flawed
 from dpbook import reference as mpref
-from dpbook.evidence import as_evidence
+from dpbook.evidence import BOOK_ALPHA, Test, as_evidence, miss_probability
 from dpbook.experiments import Experiment
 from dpbook.experiments import gaussian_mechanism as gm
 
@@ -31,12 +32,20 @@ def holds(items: Any) -> list[bool]:
     return [as_evidence(e).holds for e in items]
 
 
-def assert_sound(exp: Experiment) -> None:
-    """Every piece of evidence holds and every control fails."""
+def assert_sound(exp: Experiment) -> float:
+    """Every piece of evidence holds, every control fails, and the Monte Carlo risks sum to <= BOOK_ALPHA.
+
+    Returns the sum (union bound): the false-alarm probabilities of the
+    evidence plus the control risks (a control's miss probability).
+    """
     assert exp.evidence, "an experiment without evidence"
     assert all(holds(exp.evidence)), str(exp)
     assert not any(holds(exp.controls)), str(exp)
     assert str(exp)  # every piece is listed with its verdict
+    budget = sum(as_evidence(e).alpha or 0.0 for e in exp.evidence)
+    budget += sum(as_evidence(c).control_risk() for c in exp.controls)
+    assert budget <= BOOK_ALPHA
+    return budget
 
 
 def analytic_times(c: float) -> Any:
@@ -64,18 +73,26 @@ def test_theorem8_monte_carlo_fails_a_wrong_profile() -> None:
     def doubled(s: float, sens: float, e: float) -> float:
         return 2 * float(dpcore.gaussian_delta(s, sens, e))
 
-    mc = gm.theorem8_monte_carlo(((0.5, 0.5),), n=N, alpha=ALPHA, profile=doubled)
+    mc = gm.theorem8_monte_carlo(((1.0, 1.0),), n=N, alpha=ALPHA, profile=doubled)
     quadratures = mc.evidence[len(mc.tests) :]
     assert quadratures and not any(holds(quadratures))  # deterministic: the definition disagrees
+    # the Monte Carlo test rejects too: the true delta (50 digits) is far enough from the doubled
+    # claim that the test passes it with probability <= its alpha (the only risk of this test)
+    true_delta = float(mpref.gaussian_delta(1.0, 1.0))
+    assert miss_probability(mc.tests[0], true_delta) <= ALPHA <= BOOK_ALPHA
+    assert not Test(mc.tests[0].name, result=mc.tests[0]).holds
 
 
 # --------------------------------------------------------------------------- the classic calibration
 
 
 def test_classic_loose() -> None:
-    loose = gm.classic_loose()
+    eps, deltas = (0.01, 0.3, 0.99), (1e-12, 1e-2)
+    loose = gm.classic_loose(eps, deltas)
     assert_sound(loose)
-    assert loose.summary() == "sigma_classic / sigma_analytic ranges over 1.139 .. 11.218"
+    # the reference ratios: the classic formula over the 50-digit analytic sigma (mpmath, not dpcore)
+    ref = [gm.classic_formula(e, d) / float(mpref.analytic_sigma(e, d)) for e in eps for d in deltas]
+    assert loose.summary() == f"sigma_classic / sigma_analytic ranges over {min(ref):.3f} .. {max(ref):.3f}"
 
 
 def test_classic_loose_fails_a_calibration_with_too_little_noise() -> None:
@@ -90,7 +107,11 @@ def test_classic_beyond_theorem() -> None:
     beyond = gm.classic_beyond_theorem(1e-5, np.arange(8.0, 9.01, 0.25), violated_eps=(8.5,), control_eps=(1.0, 2.0))
     assert_sound(beyond)
     assert 8.25 < beyond.eps_star < 8.5 and "epsilon < 1" in beyond.refusal
-    assert beyond.summary().startswith("classic formula at delta = 1e-5: valid up to eps = 8.4198")
+    # the threshold solves delta_sigma(eps)(eps) = 1e-5 with the 50-digit profile (mpmath)
+    assert float(mpref.gaussian_delta(gm.classic_formula(beyond.eps_star, 1e-5), beyond.eps_star)) == pytest.approx(
+        1e-5, rel=1e-6
+    )
+    assert beyond.summary().startswith(f"classic formula at delta = 1e-5: valid up to eps = {beyond.eps_star:.4f}")
 
 
 def test_classic_beyond_theorem_fails_a_wrong_formula() -> None:
@@ -216,13 +237,21 @@ def test_fsolve_cancellation_fails_a_calibration_with_too_little_noise() -> None
     assert not all(holds(gm.fsolve_cancellation(calibrate=analytic_times(0.5)).evidence))
 
 
+def test_fsolve_cancellation_fact_reads_its_epsilon() -> None:
+    fact = gm.fsolve_cancellation(1.0, (1e-3, 1e-10)).evidence[0]  # at eps = 1, C still sees delta = 1e-3
+    assert not as_evidence(fact).holds and "C(1, delta) == C(1, 0)" in as_evidence(fact).what
+
+
 # --------------------------------------------------------------------------- normal(0, sigma ** 2)
 
 
 def test_variance_as_std() -> None:
     var = gm.variance_as_std(flawed.seed_002_sigma(1.0, 1e-5, math.sqrt(2)), n=N, alpha=ALPHA, seed=1, claim_seed=2)
     assert_sound(var)
-    assert var.real_delta == pytest.approx(0.2343, abs=1e-4) and var.real_test.n == N
+    # the delta of N(0, (sigma^2)^2) at eps = 10, with the 50-digit sigma and profile (mpmath, not dpcore)
+    sigma_sq = float(mpref.analytic_sigma(10.0, 1e-5)) ** 2
+    assert var.real_delta == pytest.approx(float(mpref.gaussian_delta(sigma_sq, 10.0)), rel=1e-6)
+    assert var.real_test.n == N
 
 
 def test_variance_as_std_fails_a_wrong_example_sigma() -> None:
@@ -241,7 +270,12 @@ def test_mechanism_distribution_fails_a_shifted_mechanism() -> None:
         return dpcore.gaussian_mechanism(value, sens, e, d, rng=rng) + dpcore.analytic_gaussian_sigma(sens, e, d)
 
     dist = gm.mechanism_distribution(n=N, alpha=ALPHA, mechanism=shifted)
-    assert not all(holds(dist.evidence))  # sup distance ~0.38, far beyond the DKW radius ~0.04
+    # the true sup distance over the test's grid, between N(f(D) + sigma, sigma^2) and N(f(D), sigma^2)
+    sig = dpcore.analytic_gaussian_sigma(1.0, 2.0, 1e-6)
+    grid = 3.0 + sig * np.linspace(-8, 8, 4001)
+    distance = float(np.max(np.abs(stats.norm(3.0 + sig, sig).cdf(grid) - stats.norm(3.0, sig).cdf(grid))))
+    assert miss_probability(dist.ok, distance) <= ALPHA  # ~0.38, far beyond the DKW radius ~0.04
+    assert not all(holds(dist.evidence))
 
 
 # --------------------------------------------------------------------------- Balle and Wang
@@ -283,6 +317,16 @@ def test_balle_wang_agreement_fails_a_wrong_algorithm() -> None:
         return 1.01 * gm.balle_wang_algorithm1(e, d)
 
     assert not all(holds(gm.balle_wang_agreement((0.1,), (1e-5,), algorithm=off).evidence))
+
+
+@pytest.mark.parametrize(
+    ("e", "d", "name"),
+    [(1.0, 0.0, "delta"), (1.0, -1e-5, "delta"), (1.0, 1.0, "delta"), (0.0, 1e-5, "epsilon"),
+     (math.inf, 1e-5, "epsilon"), (710.0, 1e-5, "epsilon"), (math.nan, 1e-5, "epsilon")],
+)  # fmt: skip
+def test_balle_wang_algorithm1_refuses_bad_input(e: float, d: float, name: str) -> None:
+    with pytest.raises(ValueError, match=name):  # before: delta <= 0 looped forever, eps > 709 overflowed
+        gm.balle_wang_algorithm1(e, d)
 
 
 # --------------------------------------------------------------------------- dpcore against 50 digits

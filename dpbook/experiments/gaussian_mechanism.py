@@ -44,6 +44,7 @@ from dpbook import flawed
 from dpbook import reference as mpref
 from dpbook.evidence import Close, Compare, Fact, Test, Within
 from dpbook.experiments import Experiment
+from dpcore._validation import check_positive_finite, check_probability_open
 from dpcore.montecarlo import CheckResult
 
 __all__ = [
@@ -96,18 +97,27 @@ def _short(x: float) -> str:
 # --------------------------------------------------------------------------- Theorem 8
 
 
-def loss_sampler(sig: float, eps: float, sens: float = 1.0, noise_std: float | None = None) -> Sampler:
+def loss_sampler(
+    sig: float,
+    eps: float,
+    sens: float = 1.0,
+    noise_std: float | None = None,
+    *,
+    noise: Sampler | None = None,
+) -> Sampler:
     r"""A sampler of :math:`(1 - e^{\varepsilon - L})_+` for :math:`Y \sim N(0, \mathtt{noise\_std}^2)`.
 
     :math:`L = (\Delta^2 - 2 Y \Delta)/(2\sigma^2)` is the privacy loss of
     :math:`N(0,\sigma^2)` against :math:`N(\Delta,\sigma^2)` (``sig`` is
     :math:`\sigma`, ``sens`` is :math:`\Delta`); ``noise_std`` defaults to
-    ``sig`` (the output of :math:`M(D)` itself). The values lie in [0, 1].
+    ``sig`` (the output of :math:`M(D)` itself). ``noise(rng, n)``, if given,
+    draws the :math:`Y` instead (e.g. the seed's release of 0). The values lie
+    in [0, 1].
     """
     std = sig if noise_std is None else noise_std
 
     def sampler(rng: np.random.Generator, n: int) -> NDArray[np.float64]:
-        yy = rng.normal(0.0, std, n)
+        yy = rng.normal(0.0, std, n) if noise is None else noise(rng, n)
         L = (sens**2 - 2 * yy * sens) / (2 * sig**2)
         return -np.expm1(np.minimum(eps - L, 0.0))
 
@@ -743,9 +753,9 @@ def fsolve_cancellation(
 ) -> FsolveCancellation:
     r"""The recipe's equation stops depending on :math:`\delta` (cancellation in double precision).
 
-    Evidence (deterministic): the seed's :math:`C` (:func:`seed_C`) is the same
-    at :math:`\delta = 10^{-3}` as at 0 for :math:`\varepsilon = 40`, and at
-    :math:`10^{-20}` as at 0 for :math:`\varepsilon = 1`; ``calibrate`` (dpcore)
+    Evidence (deterministic): the seed's :math:`C` (:func:`seed_C`) at
+    ``epsilon`` is the same for each :math:`\delta` of ``deltas`` as at 0;
+    ``calibrate`` (dpcore)
     at ``epsilon`` delivers each :math:`\delta` of ``deltas``. Controls: the
     recipe's sigma (``fixed=True``) differs between the first two ``deltas``;
     it delivers each asked :math:`\delta`.
@@ -769,8 +779,9 @@ def fsolve_cancellation(
     return FsolveCancellation(
         evidence=(
             Fact(
-                "C(40, 1e-3) == C(40, 0) and C(1, 1e-20) == C(1, 0) in double precision",
-                seed_C(40.0, 1e-3) == seed_C(40.0, 0.0) and seed_C(1.0, 1e-20) == seed_C(1.0, 0.0),
+                f"C({epsilon:g}, delta) == C({epsilon:g}, 0) in double precision for delta in "
+                f"{', '.join(_short(d) for d in deltas)}",
+                all(seed_C(epsilon, d) == seed_C(epsilon, 0.0) for d in deltas),
             ),
             *[
                 Compare(
@@ -879,11 +890,8 @@ def variance_as_std(
     real_delta = float(dpcore.gaussian_delta(s10**2, 1.0, e10))
     real_eps = dpcore.gaussian_epsilon(s10**2, d10)
 
-    def flawed_profile(rng: np.random.Generator, n: int) -> NDArray[np.float64]:
-        draws = sampler(np.zeros(n), s10, rng=rng)
-        values: NDArray[np.float64] = -np.expm1(np.minimum(e10 - (1 - 2 * draws) / (2 * s10**4), 0.0))
-        return values
-
+    # the loss of N(0, s10^2) vs N(1, s10^2) at the seed's releases of 0 (their std is s10^2, not s10)
+    flawed_profile = loss_sampler(s10**2, e10, noise=lambda rng, n: sampler(np.zeros(n), s10, rng=rng))
     real = dpcore.check_bounded_mean(
         flawed_profile,
         n,
@@ -1064,7 +1072,18 @@ def balle_wang_algorithm1(e: float, d: float) -> float:
     and take :math:`\alpha = \sqrt{1+v/2} - \sqrt{v/2}`, otherwise
     :math:`B^-_\varepsilon(v) = \delta` and :math:`\alpha = \sqrt{1+v/2} + \sqrt{v/2}`;
     return :math:`\sigma = \alpha/\sqrt{2\varepsilon}`.
+
+    Raises
+    ------
+    ValueError
+        If ``e`` (epsilon) is not finite and in (0, 700] (:math:`e^\varepsilon`
+        overflows a double beyond 709.78), or ``d`` (delta) is not in (0, 1)
+        (for :math:`\delta \ge 1` the search for a bracket would never end).
     """
+    e = check_positive_finite("e (epsilon)", e)
+    d = check_probability_open("d (delta)", d)
+    if e > 700:
+        raise ValueError(f"e (epsilon) must be <= 700 (exp(e) overflows a double beyond 709.78); got {e}")
     Phi_n = stats.norm.cdf
     d0 = Phi_n(0) - math.exp(e) * Phi_n(-math.sqrt(2 * e))
     if d >= d0:
@@ -1086,6 +1105,8 @@ def balle_wang_algorithm1(e: float, d: float) -> float:
     hi = 1.0
     while B(hi) < 0:
         hi *= 2
+        if hi > 1e300:  # not reached for valid e, d; a guarantee against an endless loop
+            raise ValueError(f"no bracket for B(v) = d found below v = 1e300 (e={e}, d={d})")
     v = optimize.brentq(B, 0.0, hi, xtol=1e-300, rtol=1e-15)
     return alpha_of(v) / math.sqrt(2 * e)
 
@@ -1255,8 +1276,8 @@ def epsilon_exact(
     error must be :math:`\le 10^{-12}` and the answer must not deliver more
     than :math:`\delta` (50-digit profile). Deterministic. Controls: the
     inverse of the classic calibration,
-    :math:`\sqrt{2\ln(1.25/\delta)}/\sigma`, within :math:`10^{-12}`; and
-    "epsilon > 0 for every delta < 1" (no zero answers).
+    :math:`\sqrt{2\ln(1.25/\delta)}/\sigma` (:func:`classic_formula` with
+    :math:`\sigma` for :math:`\varepsilon`), within :math:`10^{-12}`.
 
     Parameters
     ----------
@@ -1279,7 +1300,7 @@ def epsilon_exact(
                 continue
             worst_inv = max(worst_inv, float(abs(got / ref - 1)))
             n_violated += bool(mpref.gaussian_delta(sig, got) > d)
-            classic_eps = math.sqrt(2 * math.log(1.25 / d)) / sig
+            classic_eps = classic_formula(sig, d)  # sqrt(2 ln(1.25/d))/sigma: sigma and eps swap
             worst_classic = max(worst_classic, float(abs(classic_eps / ref - 1)))
     return EpsilonExact(
         evidence=(
@@ -1294,7 +1315,6 @@ def epsilon_exact(
             Compare(
                 "the classic inverse sqrt(2 ln(1.25/delta))/sigma (worst relative error)", worst_classic, "<=", 1e-12
             ),
-            Fact("epsilon > 0 for every delta < 1", not zero_pairs),
         ),
         worst_inv=worst_inv,
         worst_classic=worst_classic,
