@@ -210,6 +210,28 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         basic = count * pure
         result["basic_composition_epsilon"] = basic
         rows.append(["basic composition", basic, "count * pure epsilon, pure epsilon-DP (delta = 0)"])
+    candidates: list[tuple[float, str, float | None]] = [(eps_rdp, "rdp", None)]
+    if exact_mech is not None:
+        candidates.append((result["exact_epsilon"], "exact", result["exact_epsilon"]))
+    if pure is not None:
+        candidates.append((result["basic_composition_epsilon"], "basic-composition", None))
+    if callable(getattr(mech, "privacy_losses", None)):
+        bracket = dpcore.PldAccountant().compose(mech, count).epsilon_bracket_details(delta)
+        result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower)
+        candidates.append((bracket.upper, "pld", bracket.lower))
+        rows.append(
+            [
+                "PLD accountant",
+                bracket.upper,
+                f"certified bracket [{_fmt(bracket.lower)}, {_fmt(bracket.upper)}]",
+            ]
+        )
+    best, method, lower = min(candidates, key=lambda c: c[0])
+    lowers = [c[2] for c in candidates if c[2] is not None]
+    result.update(epsilon=best, method=method, epsilon_lower=max(lowers) if lowers else None)
+    rows.append(
+        ["tightest certified", best, f"by {method}" + ("" if not lowers else f"; epsilon >= {_fmt(max(lowers))}")]
+    )
     head = f"Privacy after {count} release(s) of {mech!r}, delta {_fmt(delta)}"
     return result, head + "\n\n" + _table(rows, ["method", "epsilon", "note"])
 
@@ -401,7 +423,11 @@ _EPILOG_ACCOUNT = """examples:
   python -m dpcore account --mechanism laplace --scale 10 --count 50 --delta 1e-6
   python -m dpcore account --mechanism discrete-laplace --scale 2 --sensitivity 1 --count 20 --delta 1e-6
   python -m dpcore account --mechanism randomized-response --epsilon0 1 --count 30 --delta 1e-6
+  python -m dpcore account --mechanism subsampled-gaussian --sigma 1.1 --sampling-rate 0.004267 \\
+      --count 14062 --delta 1e-5
 
+epsilon is the tightest certified upper bound found (method: exact, pld, rdp or
+basic-composition); the PLD accountant also gives a certified lower end.
 The options after --mechanism are the fields of its class in dpcore.mechanisms
 (python -c "import dpcore; help(dpcore.LaplaceMechanism)")."""
 

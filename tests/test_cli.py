@@ -240,13 +240,17 @@ def test_account_speaks_every_mechanism_class(capsys: pytest.CaptureFixture[str]
         "discrete-laplace": (["--scale", "2.5", "--sensitivity", "2"], dpcore.DiscreteLaplaceMechanism(2.5, 2)),
         "randomized-response": (["--epsilon0", "0.7"], dpcore.RandomizedResponse(0.7)),
         "discrete-gaussian": (["--sigma2", "2.25", "--sensitivity", "2"], dpcore.DiscreteGaussianMechanism(2.25, 2)),
+        "subsampled-gaussian": (
+            ["--sigma", "1.5", "--sampling-rate", "0.1"],
+            dpcore.SubsampledGaussianMechanism(1.5, 0.1),
+        ),
     }
     assert set(cases) == set(dpcore.mechanism_classes())
     for name, (opts, mech) in cases.items():
         assert main(["account", "--mechanism", name, *opts, "--count", "7", "--delta", "1e-6", "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["rdp_epsilon"] == dpcore.RdpAccountant().compose(mech, 7).epsilon(1e-6)
-        if name == "discrete-gaussian":  # no pure epsilon, no closed-form composition: RDP only
+        if name in ("discrete-gaussian", "subsampled-gaussian"):  # no pure epsilon, no closed-form composition
             assert "basic_composition_epsilon" not in out and "exact_epsilon" not in out
         elif mech.pure_epsilon is not None:  # basic composition: k times the pure epsilon, computed here by hand
             assert out["basic_composition_epsilon"] == pytest.approx(
@@ -296,3 +300,30 @@ def test_audit_builtins_are_the_registry_calibrated(capsys: pytest.CaptureFixtur
         )
         out = json.loads(capsys.readouterr().out)
         assert out["d"] == 0 and out["d_prime"] == 1 and not out["violation"]
+
+
+def test_account_reports_the_tightest_certified_epsilon_and_its_method(capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 14's contract: epsilon (tightest certified upper bound), epsilon_lower, method, rdp_epsilon beside them
+    argv = ["account", "--mechanism", "subsampled-gaussian", "--sigma", "0.8", "--sampling-rate", "0.01"]
+    assert main([*argv, "--count", "1000", "--delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    mech = dpcore.SubsampledGaussianMechanism(0.8, 0.01)
+    lower, upper = dpcore.PldAccountant().compose(mech, 1000).epsilon_bracket(1e-5)
+    assert out["method"] == "pld" and out["epsilon"] == upper and out["epsilon_lower"] == lower
+    assert out["rdp_epsilon"] == dpcore.RdpAccountant().compose(mech, 1000).epsilon(1e-5) > out["epsilon"]
+    assert 3.13977 - 1e-3 <= out["epsilon"] <= 3.14226 * 1.001  # prv-accountant's bracket (issue 14), widened 1e-3
+    # the Gaussian composes exactly: that is the answer, and its own lower end
+    assert (
+        main(["account", "--mechanism", "gaussian", "--sigma", "1", "--count", "4", "--delta", "1e-5", "--json"]) == 0
+    )
+    g = json.loads(capsys.readouterr().out)
+    assert g["method"] == "exact" and g["epsilon"] == g["epsilon_lower"] == g["exact_epsilon"] <= g["pld_epsilon"]
+    # pure DP mechanisms: basic composition is certified too, and wins when k is small
+    assert main(["account", "--mechanism", "laplace", "--scale", "1", "--count", "1", "--delta", "1e-5", "--json"]) == 0
+    lap = json.loads(capsys.readouterr().out)
+    assert lap["epsilon"] == min(lap["basic_composition_epsilon"], lap["pld_epsilon"], lap["rdp_epsilon"])
+    for bad, word in [(["--sampling-rate", "1.5"], "--sampling-rate"), (["--sampling-rate", "0"], "--sampling-rate")]:
+        code = main(
+            ["account", "--mechanism", "subsampled-gaussian", "--sigma", "1", *bad, "--count", "3", "--delta", "1e-5"]
+        )
+        assert code == 2 and word in capsys.readouterr().err
