@@ -133,10 +133,16 @@ def test_interval_ratios() -> None:
 
 
 def test_event_set_as_range() -> None:
-    good = lm.event_set_as_range(U, V, EPS, EPS)
+    good = lm.event_set_as_range(U, V, EPS)
     assert_sound(good)
-    assert good.summary == "S = range: 1.0 vs 1.0;  S = (-1/2, 1/2]: 1.0 vs 0.0"
-    assert_caught(lm.event_set_as_range(U, V, EPS, 2 * EPS))  # a mechanism that breaks an interval
+    # the frequencies of the events among releases of the noiseless 'mechanism' above
+    x, y = noiseless(np.full(10, U), None), noiseless(np.full(10, V), None)
+    near = lambda r: float(np.mean((-0.5 < r) & (r <= 0.5)))  # noqa: E731
+    assert (good.range_d, good.range_dp) == (float(np.mean(np.isfinite(x))), float(np.mean(np.isfinite(y))))
+    assert (good.near0_d, good.near0_dp) == (near(x), near(y))
+    assert "S = range" in good.summary
+    # a set holding both answers shows nothing either
+    assert_caught(lm.event_set_as_range(U, V, EPS, near=(-2.0, 2.0)))
 
 
 def test_stray_factor_two() -> None:
@@ -190,6 +196,12 @@ def test_probability_as_density() -> None:
     assert dens.refusal and "P[|M(D)| <= h]:" in dens.summary and len(dens.set_summary.splitlines()) == 3
     # a noiseless release puts probability 1 on the point: the test of P[M(D) = 0] = 0 rejects
     assert_caught(lm.probability_as_density(noiseless, U, V, B, EPS, SENS, n=2000, seeds=(1, 2)))
+    # noiseless only away from 0: caught at f(D) = 2, which the releases must use
+    away = lambda vals, r: np.where(vals == 0.0, CORRECT(vals, r), vals)  # noqa: E731
+    assert_caught(lm.probability_as_density(away, 2.0, 3.0, B, EPS, SENS, n=2000, seeds=(1, 2)))
+    # at eps = 1 the seed's value is 1/2, a probability: no refusal, and the control holds
+    small = lm.probability_as_density(CORRECT, U, V, B, EPS, SENS, n=2000, large_epsilon=1.0)
+    assert not small.refusal and as_evidence(small.controls[0]).holds
 
 
 def test_release_law() -> None:
