@@ -17,7 +17,7 @@ import pytest
 import sympy as sp
 
 from dpbook import flawed
-from dpbook.evidence import BOOK_ALPHA, as_evidence
+from dpbook.evidence import BOOK_ALPHA, as_evidence, miss_probability
 from dpbook.experiments import Experiment
 from dpbook.experiments import laplace_mechanism as lm
 from dpbook.symbolic import Delta, epsilon, u, v, z
@@ -205,10 +205,12 @@ def test_probability_as_density() -> None:
 
 
 def test_release_law() -> None:
-    law = lm.release_law(CORRECT, HALF, U, V, B, EPS, n=10_000, seeds=(3, 4))
+    law = lm.release_law(CORRECT, HALF, U, V, B, EPS, flawed_scale=B / 2, n=10_000, seeds=(3, 4))
     assert_sound(law)
     # the flawed mechanism in place of the correct one
-    assert_caught(lm.release_law(HALF, HALF, U, V, B, EPS, n=10_000, seeds=(3, 4)))
+    assert_caught(lm.release_law(HALF, HALF, U, V, B, EPS, flawed_scale=B / 2, n=10_000, seeds=(3, 4)))
+    with pytest.raises(ValueError, match="flawed_scale"):
+        lm.release_law(CORRECT, HALF, U, V, B, EPS, flawed_scale=0.0, n=10)
 
 
 def _inner(l_: Any, e_: float) -> Any:
@@ -217,13 +219,39 @@ def _inner(l_: Any, e_: float) -> Any:
 
 def test_privacy_loss_distribution() -> None:
     p_low = math.exp(-EPS) / 2
-    pld = lm.privacy_loss_distribution(_inner, p_low, CORRECT, HALF, U, V, B, EPS, n=20_000)
+    pld = lm.privacy_loss_distribution(_inner, p_low, CORRECT, HALF, U, V, B, EPS, flawed_scale=B / 2, n=20_000)
     assert_sound(pld)
     # a wrong derived law: P[L <= l] = e^(-(eps - l))/2, atom e^(-2 eps)/2 (the Close on 0.18 fails for sure)
     wrong = lambda l_, e_: np.exp(-(e_ - l_)) / 2  # noqa: E731
-    bad = lm.privacy_loss_distribution(wrong, math.exp(-2 * EPS) / 2, CORRECT, HALF, U, V, B, EPS, n=20_000)
+    bad = lm.privacy_loss_distribution(
+        wrong, math.exp(-2 * EPS) / 2, CORRECT, HALF, U, V, B, EPS, flawed_scale=B / 2, n=20_000
+    )
     assert_caught(bad)
     assert not as_evidence(bad.evidence[0]).holds
+    with pytest.raises(ValueError, match="u, v"):
+        lm.privacy_loss_distribution(_inner, p_low, CORRECT, HALF, U, 2 * V, B, EPS, flawed_scale=B / 2, n=10)
+    with pytest.raises(ValueError, match="flawed_scale"):
+        lm.privacy_loss_distribution(_inner, p_low, CORRECT, HALF, U, V, B, EPS, flawed_scale=-1.0, n=10)
+
+
+def test_privacy_loss_distribution_samples_reject_a_wrong_cdf() -> None:
+    """A wrong law with the right atom (the Close on 0.18 holds): only the DKW test on samples can catch it."""
+
+    def lin(l_: Any, e_: float) -> Any:  # linear between the atoms
+        return np.exp(-e_) / 2 + (1 - np.exp(-e_)) / 2 * (l_ + e_) / (2 * e_)
+
+    bad = lm.privacy_loss_distribution(
+        lin, math.exp(-EPS) / 2, CORRECT, HALF, U, V, B, EPS, flawed_scale=B / 2, n=100_000
+    )
+    assert as_evidence(bad.evidence[0]).holds
+    assert bad.cdf is not None and not bad.cdf.passed
+    # the chance that the DKW test passes the wrong law, from the true sup distance on its grid:
+    # this test's false-alarm probability, computed
+    grid = np.linspace(-1.2, 1.2, 481)  # the experiment's grid: 481 points, the atoms at +-eps left out
+    grid = grid[np.abs(np.abs(grid) - EPS) > 1e-6]
+    assert bad.cdf.details["grid_points"] == grid.size
+    distance = float(np.max(np.abs(lm.loss_cdf(lin, grid, EPS) - lm.loss_cdf(_inner, grid, EPS))))
+    assert miss_probability(bad.cdf, distance) <= BOOK_ALPHA
 
 
 def test_kl_mean() -> None:
@@ -235,10 +263,15 @@ def test_kl_mean() -> None:
 
 
 def test_event_ratios() -> None:
-    ev = lm.event_ratios(CORRECT, HALF, U, V, EPS, n=20_000)
+    ev = lm.event_ratios(CORRECT, HALF, U, V, EPS, flawed_scale=B / 2, n=20_000)
     assert_sound(ev)
     assert "largest lower bound on a ratio" in ev.summary
-    assert_caught(lm.event_ratios(HALF, HALF, U, V, EPS, n=20_000))
+    assert_caught(lm.event_ratios(HALF, HALF, U, V, EPS, flawed_scale=B / 2, n=20_000))
+    # the control's miss is computed from the flawed law's scale: a law that violates no event has none
+    with pytest.raises(ValueError, match="flawed_scale"):
+        lm.event_ratios(CORRECT, CORRECT, U, V, EPS, flawed_scale=B, n=100)
+    with pytest.raises(ValueError, match="edges"):
+        lm.event_ratios(CORRECT, HALF, U, V, EPS, flawed_scale=B / 2, n=100, edges=[1.0, 0.0, 2.0])
 
 
 def test_vector_calibrations() -> None:

@@ -36,6 +36,7 @@ import dpcore
 from dpbook import flawed
 from dpbook.evidence import Close, Compare, Equal, Fact, Rejected, Test
 from dpbook.experiments import Experiment
+from dpcore._validation import check_positive_finite
 from dpcore.event_ratios import EventRatioBounds, event_detection_miss, event_ratio_bounds, sample_interval_ratio_bounds
 from dpcore.montecarlo import CheckResult, check_bounded_mean, check_cdf, check_probability
 from dpcore.privacy_loss import (
@@ -149,6 +150,44 @@ def seed000_point_probability(y: ArrayLike, epsilon: float, sensitivity: float) 
 def _rel_gap(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     """Largest relative gap ``max |a - b| / b``."""
     return float(np.max(np.abs(a - b) / b))
+
+
+def _declared_loss_cdf(levels: ArrayLike, u: float, v: float, scale: float, noise_scale: float) -> NDArray[np.float64]:
+    r"""Exact CDF of the declared loss :math:`L(z) = (|z-v| - |z-u|)/\text{scale}`, :math:`z \sim \mathrm{Lap}(u, b_n)`.
+
+    :math:`b_n` is ``noise_scale``.
+
+    :math:`L` is monotone in :math:`z` between the points and constant
+    (:math:`\pm|v-u|/\text{scale}`) beyond them, so each value of the CDF is
+    one interval probability (:func:`dpcore.laplace_interval_probability`):
+    independent of any derived formula, it is the true law of a release whose
+    noise scale is ``noise_scale``.
+    """
+    l_ = np.asarray(levels, dtype=float)
+    d, mid = abs(v - u) / scale, (u + v) / 2
+    cut = np.clip(l_, -d, d) * scale / 2
+    if u < v:  # L decreases in z: L <= l iff z >= mid - l scale / 2
+        inner = laplace_interval_probability(mid - cut, np.inf, u, noise_scale)
+    else:
+        inner = laplace_interval_probability(-np.inf, mid + cut, u, noise_scale)
+    return np.where(l_ < -d, 0.0, np.where(l_ >= d, 1.0, inner))
+
+
+def _best_detection_miss(p: NDArray[np.float64], q: NDArray[np.float64], n: int, epsilon: float, alpha: float) -> float:
+    """Smallest :func:`dpcore.event_ratios.event_detection_miss` over the events and both directions.
+
+    ``p[k]``, ``q[k]``: the true probabilities of event ``k`` under :math:`D`
+    and :math:`D'` (``n`` releases each, all events tested together). The
+    check misses only if it misses every violation, so the smallest bound
+    over the violated events bounds the miss; ``nan`` if no event is violated
+    (by more than a relative :math:`10^{-9}`, so that rounding makes no violation).
+    """
+    misses = [
+        event_detection_miss(a_, b_, n, n, epsilon, events=p.size, alpha=alpha)
+        for a_, b_ in [*zip(p, q, strict=True), *zip(q, p, strict=True)]
+        if a_ > math.exp(epsilon) * b_ * (1 + 1e-9)  # a tie within rounding is no violation
+    ]
+    return min(misses, default=math.nan)
 
 
 # --------------------------------------------------------------------------- step (i): the density ratio
@@ -708,7 +747,7 @@ def release_law(
     scale: float = 1.0,
     epsilon: float = 1.0,
     *,
-    flawed_scale: float | None = None,
+    flawed_scale: float,
     n: int = 1_000_000,
     grid: ArrayLike | None = None,
     seeds: tuple[int, int] = (3, 4),
@@ -723,14 +762,16 @@ def release_law(
       ``grid``) that ``n`` releases of ``release`` on :math:`u` (seed
       ``seeds[0]``) have CDF :math:`\mathrm{Lap}(u, b)`; false alarm ``alpha``.
     * Control: the same test for ``flawed_release`` (seed ``seeds[1]``), whose
-      true law :math:`\mathrm{Lap}(u, \text{flawed\_scale})` (default :math:`b/2`)
-      has a known sup distance on the grid, from which its miss probability is
-      computed (:func:`dpbook.evidence.miss_probability`) and counted.
+      true law :math:`\mathrm{Lap}(u, \text{flawed\_scale})` (required: the
+      scale the flawed release really uses, e.g. :math:`b/2` for
+      :func:`stray_factor_two_release`) has a known sup distance on the grid,
+      from which its miss probability is computed
+      (:func:`dpbook.evidence.miss_probability`) and counted.
 
     Error budget: ``alpha`` + the control's miss probability.
     """
     out_grid = np.linspace(-12.0, 13.0, 2001) if grid is None else np.asarray(grid, dtype=float)
-    flawed_scale = scale / 2 if flawed_scale is None else flawed_scale
+    flawed_scale = check_positive_finite("flawed_scale", flawed_scale)
     lap_cdf = stats.laplace(u, scale).cdf
 
     def sampler(rel: Release) -> Callable[[np.random.Generator, int], Any]:
@@ -797,6 +838,7 @@ def privacy_loss_distribution(
     scale: float = 1.0,
     epsilon: float = 1.0,
     *,
+    flawed_scale: float,
     n: int = 1_000_000,
     seeds: tuple[int, int, int, int] = (5, 6, 7, 8),
     alpha: float = 1e-6 / 4,
@@ -808,18 +850,31 @@ def privacy_loss_distribution(
     ``p_low`` the derived atom :math:`P[L=-\varepsilon] = e^{-\varepsilon}/2`.
     :math:`L` is computed from the declared densities (:func:`declared_loss`)
     at releases of ``release`` (seeds ``seeds[0:2]``) and of ``flawed_release``
-    (half the scale; seeds ``seeds[2:4]``).
+    (whose true noise scale is ``flawed_scale``, required; seeds ``seeds[2:4]``).
+    The derived law has its atoms at :math:`\pm\varepsilon`, so :math:`|v - u|`
+    must be :math:`\varepsilon \cdot` ``scale`` (full sensitivity).
 
     * DKW test of the CDF on 481 points of :math:`[-1.2, 1.2]` minus the atoms
       (alpha each); Clopper--Pearson test of :math:`P[L \le -\varepsilon(1-10^{-9})] = p_{\rm low}` (alpha).
     * Numeric: :math:`p_{\rm low} = 0.18` at :math:`\varepsilon=1` to :math:`5\cdot10^{-3}` (the text).
-    * Controls: the same two tests on the flawed mechanism, whose true law is
-      :func:`loss_cdf` with ``power=2`` (atom :math:`e^{-2\varepsilon}/2`); their
-      miss probabilities are computed from these true values.
+    * Controls: the same two tests on the flawed mechanism; their miss
+      probabilities are computed from its true law, the exact CDF of the
+      declared loss under :math:`\mathrm{Lap}(u, \text{flawed\_scale})` (one
+      interval probability per level, :func:`dpcore.laplace_interval_probability`;
+      at scale :math:`b/2` the atom is :math:`e^{-2\varepsilon}/2`).
 
     Error budget: 2 ``alpha`` + the two miss probabilities (the chapter: alpha
     :math:`= 10^{-6}/4`, 2 tests and 2 controls).
+
+    Raises
+    ------
+    ValueError
+        If ``flawed_scale`` is not positive and finite, or if ``u, v`` are not
+        at distance ``epsilon * scale``.
     """
+    flawed_scale = check_positive_finite("flawed_scale", flawed_scale)
+    if not math.isclose(abs(v - u), epsilon * scale, rel_tol=1e-12):
+        raise ValueError(f"u, v must lie at distance epsilon * scale = {epsilon * scale}; got |v - u| = {abs(v - u)}")
     cdf_grid = np.linspace(-1.2, 1.2, 481)
     # grid points avoid the atoms at +-eps themselves, where rounding of L decides the side
     cdf_grid = cdf_grid[np.abs(np.abs(cdf_grid) - epsilon) > 1e-6]
@@ -829,7 +884,8 @@ def privacy_loss_distribution(
 
     loss_d = declared_loss(release, u, v, scale)
     loss_h = declared_loss(flawed_release, u, v, scale)  # L from the declared densities, samples from the flawed one
-    low_atom = lambda l_: l_ <= -epsilon * (1 - 1e-9)  # noqa: E731
+    low_level = -epsilon * (1 - 1e-9)
+    low_atom = lambda l_: l_ <= low_level  # noqa: E731
     res_cdf = check_cdf(loss_d, n, pld_cdf, grid=cdf_grid, rng=seeds[0], alpha=alpha, name="CDF of L (derived)")
     res_atom = check_probability(loss_d, low_atom, n, p_low, rng=seeds[1], alpha=alpha, name="P[L = -eps] = e^(-eps)/2")
     res_cdf_half = check_cdf(
@@ -844,12 +900,14 @@ def privacy_loss_distribution(
         alpha=alpha,
         name="P[L = -eps] = e^(-eps)/2, scale Delta/(2 eps)",
     )
-    half_cdf_distance = float(np.max(np.abs(loss_cdf(cdf_inner, cdf_grid, epsilon, power=2.0) - pld_cdf(cdf_grid))))
+    flawed_cdf = _declared_loss_cdf(cdf_grid, u, v, scale, flawed_scale)  # the flawed release's true law of L
+    half_cdf_distance = float(np.max(np.abs(flawed_cdf - pld_cdf(cdf_grid))))
+    half_atom = float(_declared_loss_cdf(low_level, u, v, scale, flawed_scale))
     return LossDistribution(
         evidence=(Close("P[L = -eps] at eps = 1 is 0.18 (the text)", p_low, 0.18, atol=5e-3), res_cdf, res_atom),
         controls=(
             Test(res_cdf_half.name, result=res_cdf_half, true_value=half_cdf_distance),
-            Test(res_atom_half.name, result=res_atom_half, true_value=math.exp(-2 * epsilon) / 2),
+            Test(res_atom_half.name, result=res_atom_half, true_value=half_atom),
         ),
         cdf=res_cdf,
         atom=res_atom,
@@ -983,6 +1041,7 @@ def event_ratios(
     v: float = 1.0,
     epsilon: float = 1.0,
     *,
+    flawed_scale: float,
     n: int = 1_000_000,
     seeds: tuple[int, int] = (12, 13),
     alpha: float = 5e-7,
@@ -998,14 +1057,28 @@ def event_ratios(
     :meth:`~dpcore.event_ratios.EventRatioBounds.check` tests
     ":math:`\log p_{lo}/p'_{hi} \le \varepsilon` in both directions".
     Releases of ``release`` on :math:`u` then :math:`v` from one stream (seed
-    ``seeds[0]``). Evidence: the 105 events; the test (alpha). Control: the
-    test on ``flawed_release`` (scale :math:`\Delta/(2\varepsilon)`, seed
-    ``seeds[1]``), with miss probability :func:`dpcore.event_ratios.event_detection_miss`
-    for its violation on :math:`(-\infty, 0]` (:math:`1/2` vs :math:`e^{-2\varepsilon}/2`).
+    ``seeds[0]``). Evidence: the test (alpha). Control: the test on
+    ``flawed_release`` (seed ``seeds[1]``), whose true law is
+    :math:`\mathrm{Lap}(\cdot, \text{flawed\_scale})` (required; the chapter's
+    :func:`stray_factor_two_release` has scale :math:`\Delta/(2\varepsilon)`).
+    Its miss probability is the smallest
+    :func:`dpcore.event_ratios.event_detection_miss` over the events that
+    law violates (either direction), from their exact probabilities
+    (:func:`dpcore.laplace_interval_probability`) at ``u``, ``v``.
 
     Error budget: ``alpha`` + the control's miss probability.
+
+    Raises
+    ------
+    ValueError
+        If ``edges`` is not an increasing 1-D sequence of at least two points,
+        or ``flawed_scale`` is not positive and finite or gives no violated
+        event (then the control's miss cannot be bounded).
     """
     ev_edges = np.r_[-np.inf, np.arange(-3, 3.01, 0.5), np.inf] if edges is None else np.asarray(edges, dtype=float)
+    if ev_edges.ndim != 1 or ev_edges.size < 2 or not np.all(np.diff(ev_edges) > 0):
+        raise ValueError(f"edges must be an increasing 1-D sequence of at least two points; got {edges!r}")
+    flawed_scale = check_positive_finite("flawed_scale", flawed_scale)
     ii, jj = np.triu_indices(ev_edges.size, 1)
     lo, hi = ev_edges[ii], ev_edges[jj]
 
@@ -1018,10 +1091,20 @@ def event_ratios(
 
     ev_bounds, res_events = check(release, "event ratios <= e^eps, Laplace mechanism", seeds[0])
     half_bounds, res_half = check(flawed_release, "event ratios <= e^eps, scale Delta/(2 eps)", seeds[1])
-    # the violation on S = (-oo, 0]: P = 1/2 under D, e^(-2 eps)/2 under D' (scale Delta/(2 eps))
-    miss_half = event_detection_miss(0.5, 0.5 * math.exp(-2 * epsilon), n, n, epsilon, events=lo.size, alpha=alpha)
+    # the flawed law's exact event probabilities under D and D': the best-detected violation bounds the miss
+    miss_half = _best_detection_miss(
+        laplace_interval_probability(lo, hi, u, flawed_scale),
+        laplace_interval_probability(lo, hi, v, flawed_scale),
+        n,
+        epsilon,
+        alpha,
+    )
+    if math.isnan(miss_half):
+        raise ValueError(
+            f"flawed_scale = {flawed_scale} (u = {u}, v = {v}): no event is violated, the control's miss has no bound"
+        )
     return EventRatios(
-        evidence=(Fact(f"{lo.size} intervals fixed in advance", lo.size == 105), res_events),
+        evidence=(res_events,),
         controls=(Test(res_half.name, result=res_half, miss=miss_half),),
         bounds=ev_bounds,
         test=res_events,
@@ -1195,16 +1278,17 @@ def vector_calibrations(
       :math:`c` (``corner_c``, default :math:`-3, -2.5, \dots, 3`); their
       Clopper--Pearson ratio bounds (:func:`dpcore.event_ratios.event_ratio_bounds`,
       alpha) and the test "every ratio :math:`\le e^\varepsilon`". A wrong
-      calibration's miss probability is :func:`dpcore.event_ratios.event_detection_miss`
-      for its violation on :math:`\{\max z_i \le 0\}`: :math:`2^{-d}` vs
-      :math:`(e^{-1/b}/2)^d` at its scale :math:`b` (for :math:`|v_i - u_i| = 1`,
-      the chapter's query; ``nan`` where that event shows no violation, e.g. for
-      the correct calibration, whose test is then no control).
+      calibration's miss probability is the smallest
+      :func:`dpcore.event_ratios.event_detection_miss` over the corner events it
+      violates (either direction), from their exact probabilities under
+      :math:`\mathrm{Lap}(u, b)` and :math:`\mathrm{Lap}(v, b)` at its scale
+      :math:`b` (the ``scale`` of the calibration must be the noise scale its
+      release really uses); ``nan`` where no event is violated, e.g. for the
+      correct calibration, whose test is then no control.
 
     Three records use these runs. ``laplace-mech.box-ratio-exact`` (returned
-    evidence): sensitivities 4, 2, 1 (for the chapter's :math:`u = 0`,
-    :math:`v = (1,1,1,1)`), :math:`\approx 6\cdot10^{19}` boxes, exact max log box
-    ratio :math:`=\varepsilon` (:math:`10^{-12}`), the correct calibration's test
+    evidence): exact max log box ratio :math:`=\varepsilon` (:math:`10^{-12}`),
+    the correct calibration's test
     (alpha); controls: the per-coordinate exact ratio :math:`\le \varepsilon`
     and its test (miss probability). ``per_coordinate``: exact ratio
     :math:`4\varepsilon`, its test rejected (miss probability); control, the
@@ -1220,7 +1304,6 @@ def vector_calibrations(
     l1, l2, linf = float(np.abs(diff).sum()), float(np.linalg.norm(diff)), float(np.abs(diff).max())
     corner = np.linspace(-3, 3, 13) if corner_c is None else np.asarray(corner_c, dtype=float)
     edges_a = np.r_[-np.inf, np.linspace(-10, 11, 421), np.inf] if edges is None else np.asarray(edges, dtype=float)
-    n_boxes = (edges_a.size * (edges_a.size - 1) // 2) ** dim
 
     def corner_events_check(release: Release, name: str, seed_: int) -> tuple[EventRatioBounds, CheckResult]:
         rng_ = dpcore.as_generator(seed_)
@@ -1231,12 +1314,17 @@ def vector_calibrations(
         bounds = event_ratio_bounds(hx, n, hy, n, alpha=alpha)
         return bounds, bounds.check(epsilon, name=name)
 
+    def corner_probabilities(at: NDArray[np.float64], scale: float) -> NDArray[np.float64]:
+        """Exact probabilities of the corner events {max z_i <= c}, {min z_i > c} under Lap(at, scale)."""
+        below = laplace_interval_probability(-np.inf, corner[:, None], at[None, :], scale)
+        above = laplace_interval_probability(corner[:, None], np.inf, at[None, :], scale)
+        return np.r_[np.prod(below, axis=1), np.prod(above, axis=1)]
+
     def corner_miss(scale: float) -> float:
-        """Miss bound on {max z_i <= 0} (for |v_i - u_i| = 1); nan where there is no violation there."""
-        p_, q_ = 0.5**dim, (0.5 * math.exp(-1 / scale)) ** dim
-        if not (np.all(np.abs(diff) == 1.0) and p_ > math.exp(epsilon) * q_):
-            return math.nan
-        return event_detection_miss(p_, q_, n, n, epsilon, events=2 * corner.size, alpha=alpha)
+        """Miss bound of the corner-event test for noise of this scale; nan where no event is violated."""
+        return _best_detection_miss(
+            corner_probabilities(u_a, scale), corner_probabilities(v_a, scale), n, epsilon, alpha
+        )
 
     rows = {}
     for j, (k_, (release, scale)) in enumerate(calibrations.items()):
@@ -1271,8 +1359,6 @@ def vector_calibrations(
     )
     return VectorCalibrations(
         evidence=(
-            Fact("sensitivities 4, 2, 1", bool((l1, l2, linf) == (4.0, 2.0, 1.0))),
-            Fact("(423 x 422 / 2)^4 ~ 6e19 boxes (the text)", bool(edges_a.size == 423 and 5.5e19 < n_boxes < 6.5e19)),
             Close("scale Delta_1/eps: exact max log box ratio = eps", good[0].log_ratio_max, epsilon, atol=TOL),
             good[2],
         ),
