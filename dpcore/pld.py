@@ -551,9 +551,11 @@ class PldAccountant:
     ----------
     relative_width : float
         Target width of the epsilon bracket, relative to its lower end
-        (default 1e-3); the grid is refined until it is met.
+        (default 1e-3); the grid is refined until it is met. ``math.inf``
+        accepts any width.
     value_discretization : float, optional
-        Fix the grid step :math:`h` instead (no refinement).
+        Fix the grid step :math:`h` instead (no refinement); a step too coarse
+        for ``relative_width`` is an error, not a silently wide bracket.
     eta_fraction : float
         The bracket's failure mass :math:`\eta` as a fraction of the queried delta (default 1e-4).
 
@@ -576,7 +578,10 @@ class PldAccountant:
     _parts: list[tuple[HasPrivacyLoss, int]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        self.relative_width = check_positive_finite("relative_width", self.relative_width)
+        width = float(self.relative_width)
+        if not width > 0.0:  # NaN too
+            raise ValueError(f"relative_width must be > 0 (math.inf for any width); got {self.relative_width!r}")
+        self.relative_width = width
         if self.value_discretization is not None:
             self.value_discretization = check_positive_finite("value_discretization", self.value_discretization)
         self.eta_fraction = check_probability_open("eta_fraction", self.eta_fraction)
@@ -644,7 +649,14 @@ class PldAccountant:
         if not self._parts:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
         if self.value_discretization is not None:
-            return self._bracket_at(self.value_discretization, delta)
+            br = self._bracket_at(self.value_discretization, delta)
+            if br.upper - br.lower > self.relative_width * br.lower:
+                raise ValueError(
+                    f"value_discretization {self.value_discretization:g} is too coarse for relative_width "
+                    f"{self.relative_width:g}: the bracket is [{br.lower:g}, {br.upper:g}] (choose a smaller step, "
+                    "leave it to the accountant, or pass relative_width=math.inf)"
+                )
+            return br
         h = self._initial_step(delta)
         for _ in range(8):
             br = self._bracket_at(h, delta)

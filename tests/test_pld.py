@@ -153,9 +153,25 @@ def test_the_laws_agree_with_their_own_descriptions():
             assert loss.delta(e) == pytest.approx(float(mech.delta(e)), rel=1e-8, abs=1e-14)
 
 
+def test_a_fixed_grid_is_used_as_given_when_any_width_is_accepted():
+    acc = dpcore.PldAccountant(relative_width=math.inf, value_discretization=0.05).compose(
+        dpcore.GaussianMechanism(1.0), 10
+    )
+    br = acc.epsilon_bracket_details(1e-5)
+    assert br.value_discretization == 0.05 and br.lower <= _gauss_exact(1.0, 10, 1e-5) <= br.upper
+    assert br.upper - br.lower > 1e-3 * br.lower  # wide, as asked
+
+
 def test_bad_input_is_refused_with_the_parameter_named():
     cases = [
         (lambda: dpcore.PldAccountant(relative_width=0.0), "relative_width"),
+        (lambda: dpcore.PldAccountant(relative_width=float("nan")), "relative_width"),
+        (
+            lambda: (
+                dpcore.PldAccountant(value_discretization=0.05).compose(dpcore.GaussianMechanism(1.0), 10).epsilon(1e-5)
+            ),
+            "too coarse",
+        ),
         (lambda: dpcore.PldAccountant(value_discretization=-1.0), "value_discretization"),
         (lambda: dpcore.PldAccountant().compose(dpcore.GaussianMechanism(1.0), 0), "count"),
         (lambda: dpcore.PldAccountant().compose(object()), "privacy_losses"),
