@@ -67,6 +67,19 @@ def test_randomized_response_bracket_contains_the_binomial_answer(eps0, k):
     assert d_lo <= delta(0.5 * eps0 * k) <= d_hi
 
 
+def test_mean_matching_removes_the_rounding_bias_of_atoms_on_cell_edges():
+    # eps0 = 50.5 h: both atoms sit on a cell edge and round down by h/2; over 2000 steps that bias (10) dwarfs the
+    # Hoeffding width (about 1.5): only the mean-matching shift keeps the exact answer inside the bracket
+    eps0, k, h = 0.505, 2000, 0.01
+    p = math.exp(eps0) / (1 + math.exp(eps0))
+    j = np.arange(k + 1)
+    pmf, loss = stats.binom(k, p).pmf(j), eps0 * (2 * j - k)
+    exact = float(np.sum(np.where(loss > 300.0, pmf * -np.expm1(np.minimum(300.0 - loss, 0.0)), 0.0)))
+    acc = dpcore.PldAccountant(relative_width=math.inf).compose(dpcore.RandomizedResponse(eps0), k)
+    lo, hi = acc.delta_bracket(300.0, value_discretization=h)
+    assert lo <= exact <= hi
+
+
 def test_laplace_and_discrete_laplace_single_release_brackets_contain_their_exact_epsilon():
     for mech in (
         dpcore.LaplaceMechanism(1.0),
