@@ -146,7 +146,9 @@ def sweep(argv: list[str]) -> int:
     parser.add_argument("--offsets", type=int, default=40, help="number of seed streams (default 40)")
     parser.add_argument("--start", type=int, default=1, help="first offset (default 1; 0 is the book's own)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="notebooks run at once")
-    parser.add_argument("--write", action="store_true", help="write the table to benchmarks/results/sweep.md")
+    parser.add_argument(
+        "--write", action="store_true", help="write the table to benchmarks/results/sweep.md (chapters given: append)"
+    )
     parser.add_argument("chapters", nargs="*", help="chapter stems (default: all)")
     args = parser.parse_args(argv)
     if args.offsets < 1 or args.start < 0 or args.jobs < 1:
@@ -189,9 +191,12 @@ def sweep(argv: list[str]) -> int:
     lines.append(f"| **all** | {len(runs)} | {total_fail} | |")
     table = "\n".join(lines)
     print(table)
-    if args.write:
+    if args.write:  # the whole book replaces the file; a run of some chapters is appended as its own section
         out = ROOT / "benchmarks" / "results" / "sweep.md"
-        out.write_text("# Seed sweep\n\n" + table + "\n", encoding="utf-8")
+        if args.chapters and out.exists():
+            out.write_text(out.read_text(encoding="utf-8") + f"\n## {', '.join(args.chapters)}\n\n" + table + "\n")
+        else:
+            out.write_text("# Seed sweep\n\n" + table + "\n", encoding="utf-8")
         print(f"written to {out}")
     return 1 if total_fail else 0
 
