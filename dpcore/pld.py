@@ -316,7 +316,7 @@ def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss,
 
     def add_mean(a: float, b: float) -> float:
         # a < -ell(x) <= b  iff  x(-b) <= x < x(-a)
-        xa = float(x_of(np.array(-b)))
+        xa = float(x_of(np.array(-b))) if -b > log_1mq else -math.inf  # b above the support: no lower limit on x
         xb = float(x_of(np.array(-a))) if -a > log_1mq else math.inf
         lo, hi = max(xa, -40 * s), min(xb, 40 * s)
         if not lo < hi:
