@@ -37,6 +37,8 @@ __all__ = [
     "audit_convergence",
     "calibration_rates",
     "calibration_power",
+    "dp_sgd_epsilons",
+    "averaging_cost",
 ]
 
 
@@ -312,3 +314,29 @@ def calibration_power(power: Any, n: int = 100, alpha: float = 0.05) -> Figure:
     fig.tight_layout()
     plt.show()
     return fig
+
+
+def dp_sgd_epsilons(steps: ArrayLike, curves: Mapping[str, ArrayLike], title: str) -> Figure:
+    """Chapter 07: epsilon against the number of DP-SGD steps, one line per accountant (log-log)."""
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    styles = ("o-", "s--", "^-.", "x:")
+    for (label, values), style in zip(curves.items(), styles * len(curves), strict=False):
+        ax.loglog(np.asarray(steps), np.asarray(values), style, label=label)
+    ax.set(xlabel="training steps $T$", ylabel=r"$\varepsilon$ at $\delta=10^{-5}$", title=title)
+    ax.legend(fontsize=8)
+    return _done(fig)
+
+
+def averaging_cost(k: ArrayLike, epsilon: ArrayLike, sd: ArrayLike, epsilon0: float) -> Figure:
+    """Chapter 07: k fresh Laplace answers to one query: epsilon (PLD) and the standard deviation of their average."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    kk = np.asarray(k, dtype=float)
+    axes[0].loglog(kk, np.asarray(epsilon), "o-", label="PLD (upper end)")
+    axes[0].loglog(kk, epsilon0 * kk, "--", label=r"basic: $k\varepsilon_0$")
+    axes[0].axhline(epsilon0, color="grey", lw=0.8, label=r"the seed's reading: $\varepsilon_0$")
+    axes[0].set(xlabel="answers $k$", ylabel=r"$\varepsilon$ at $\delta=10^{-5}$", title="Privacy spent")
+    axes[0].legend(fontsize=8)
+    axes[1].loglog(kk, np.asarray(sd), "o-", label="sd of the average")
+    axes[1].set(xlabel="answers $k$", ylabel="standard deviation", title="Error of the average")
+    axes[1].legend(fontsize=8)
+    return _done(fig)

@@ -51,3 +51,15 @@ def test_chapter_03_to_06_figures() -> None:
     fig = figures.audit_convergence([10, 100], {"ok": (np.array([[0.5, 0.8], [0.4, 0.9]]), 1.0)}, claimed=1.0)
     labels = [line.get_label() for line in _lines(fig)]
     assert labels.count("_nolegend_") == 1 and any("claimed" in s for s in labels)
+
+
+def test_chapter_07_figures() -> None:
+    steps = np.array([100, 1000, 10000])
+    curves = {"pld": np.array([0.2, 0.6, 2.0]), "naive": np.array([16.0, 160.0, 2700.0])}
+    fig = figures.dp_sgd_epsilons(steps, curves, "title")
+    assert [line.get_label() for line in _lines(fig)] == ["pld", "naive"]
+    assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
+    k = np.array([1, 4, 16])
+    fig = figures.averaging_cost(k, np.array([0.5, 2.0, 7.7]), np.sqrt(8 / k), 0.5)
+    assert len(fig.axes) == 2 and len(_lines(fig)) == 4
+    assert fig.axes[0].get_lines()[1].get_ydata().tolist() == [0.5, 2.0, 8.0]  # basic composition k * eps0

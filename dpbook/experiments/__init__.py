@@ -24,7 +24,8 @@ One module per chapter, named after the chapter's slug:
 :mod:`~dpbook.experiments.gaussian_mechanism`,
 :mod:`~dpbook.experiments.renyi_dp`,
 :mod:`~dpbook.experiments.auditing`,
-:mod:`~dpbook.experiments.calibration`.
+:mod:`~dpbook.experiments.calibration`,
+:mod:`~dpbook.experiments.composition`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ _MODULES = (
     "renyi_dp",
     "auditing",
     "calibration",
+    "composition",
 )
 
 
