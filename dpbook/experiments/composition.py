@@ -33,6 +33,7 @@ import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -460,6 +461,19 @@ def gaussian_bracket(
 # --------------------------------------------------------------------------- DP-SGD
 
 
+@lru_cache(maxsize=16)
+def _sgd_accountants(sigma: float, q: float, steps: int, delta: float) -> tuple[Any, float, float, float, float]:
+    """One DP-SGD run through the accountants: (RdpAccountant, PLD lower, PLD upper, RDP improved, RDP classical).
+
+    Cached: the chapter and the tests ask for the same runs more than once (the results are deterministic).
+    """
+    mech = dpcore.SubsampledGaussianMechanism(sigma, q)
+    lo, hi = _quiet(lambda: dpcore.PldAccountant().compose(mech, steps).epsilon_bracket(delta))
+    acc = dpcore.RdpAccountant().compose(mech, steps)
+    classical, _ = dpcore.classical_rdp_to_dp(acc.orders, acc.rdp, delta)
+    return acc, lo, hi, acc.epsilon(delta), classical
+
+
 @dataclass(frozen=True)
 class DpSgd(Experiment):
     """Epsilon against training steps: naive, RDP (classical and improved), PLD bracket."""
@@ -482,10 +496,7 @@ def dp_sgd_accounting(sigma: float, q: float, steps: Sequence[int], delta: float
     mech = dpcore.SubsampledGaussianMechanism(sigma, q)
     rows = []
     for T in steps:
-        lo, hi = _quiet(lambda T=T: dpcore.PldAccountant().compose(mech, int(T)).epsilon_bracket(delta))
-        acc = dpcore.RdpAccountant().compose(mech, int(T))
-        improved = acc.epsilon(delta)
-        classical, _ = dpcore.classical_rdp_to_dp(acc.orders, acc.rdp, delta)
+        _, lo, hi, improved, classical = _sgd_accountants(sigma, q, int(T), delta)
         naive = int(T) * _quiet(lambda T=T: mech.epsilon(delta / T))
         rows.append((T, lo, hi, improved, classical, naive))
     T_, LO, HI, IMP, CL, NAIVE = (np.array(c, dtype=float) for c in zip(*rows, strict=True))
@@ -550,14 +561,11 @@ def conversion(sigma: float, q: float, steps: int, delta: float, *, printed: flo
     reproduce ``printed``.
     """
     mech = dpcore.SubsampledGaussianMechanism(sigma, q)
-    acc = dpcore.RdpAccountant().compose(mech, steps)
-    classical, _ = dpcore.classical_rdp_to_dp(acc.orders, acc.rdp, delta)
-    improved = acc.epsilon(delta)
+    _, lo, hi, improved, classical = _sgd_accountants(sigma, q, steps, delta)
     ints = np.arange(2, 257)
     mine = steps * _sgm_rdp_integer(ints, sigma, q)
     eps_mine = float(np.min(mine + math.log(1 / delta) / (ints - 1)))
     core_int, _ = dpcore.classical_rdp_to_dp(ints, steps * np.asarray(mech.rdp(ints.astype(float))), delta)
-    lo, hi = _quiet(lambda: dpcore.PldAccountant().compose(mech, steps).epsilon_bracket(delta))
     return Conversion(
         evidence=(
             Close(f"classical conversion vs Opacus' printed {printed:g}", classical, printed, atol=0.005),
@@ -601,7 +609,7 @@ def order_grid(
     mech = dpcore.SubsampledGaussianMechanism(sigma, q)
     orders = np.asarray(coarse, dtype=float)
     eps_c, order_c = dpcore.rdp_to_dp(orders, steps * np.asarray(mech.rdp(orders)), delta)
-    acc = dpcore.RdpAccountant().compose(mech, steps)
+    acc = _sgd_accountants(sigma, q, steps, delta)[0]
     cont, best_order = acc.epsilon_and_order(delta)
     grid_best, _ = dpcore.rdp_to_dp(acc.orders, acc.rdp, delta)
     scan = np.round(best_order, 2) + np.linspace(-1.0, 1.0, 201)
@@ -764,9 +772,10 @@ def averaging(
     bracket's lower end rises strictly with ``k``; at the largest ``k`` it
     exceeds ``epsilon0`` by more than the factor :math:`\sqrt{k_{\max}}/2`;
     and a Monte Carlo test (median of means on the pair statistic,
-    :func:`dpcore.check_variance`, kurtosis bound 6, level ``alpha``) that the average of ``test_count`` answers has variance
-    :math:`2b^2/k` (:math:`k` = ``test_count``). Controls (must fail): the seed's reading that fresh noise
-    on each answer keeps the guarantee at ``epsilon0`` (the largest ``k``'s
+    :func:`dpcore.check_variance`, kurtosis bound 6, level ``alpha``) that
+    the average of ``test_count`` answers has variance :math:`2b^2/k`
+    (:math:`k` = ``test_count``). Controls (must fail): the seed's reading
+    that fresh noise on each answer keeps the guarantee at ``epsilon0`` (the largest ``k``'s
     upper end within 10 % of ``epsilon0``); the variance test against
     :math:`2b^2` (no averaging gain), whose miss probability is bounded from
     the true variance.
