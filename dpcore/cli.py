@@ -215,7 +215,7 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         candidates.append((result["exact_epsilon"], "exact", result["exact_epsilon"]))
     if pure is not None:
         candidates.append((result["basic_composition_epsilon"], "basic-composition", None))
-    if callable(getattr(mech, "privacy_losses", None)):
+    if callable(getattr(mech, "privacy_losses", None)) and delta >= dpcore.pld.MIN_DELTA:
         bracket = dpcore.PldAccountant().compose(mech, count).epsilon_bracket_details(delta)
         result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower)
         candidates.append((bracket.upper, "pld", bracket.lower))

@@ -41,8 +41,11 @@ The error decays like :math:`h\sqrt{K}` (rounding every loss *up* instead
 would bias the sum by up to :math:`Kh`). The accountant picks :math:`h` so
 that the bracket's width is at most ``relative_width`` times its lower end
 (default 1e-3) and refines until it is. Not certified: floating-point
-rounding in the FFT and in the distribution functions (about 1e-13 relative,
-far below the bracket's width; the tests compare with exact answers).
+rounding in the FFT and in the distribution functions. The FFT works in
+linear space, so each cell's probability carries an absolute error of about
+1e-16 times the largest cell, which over a million cells stays below 1e-13:
+negligible against a delta of at least :data:`MIN_DELTA` (1e-10), the
+smallest the accountant answers for; the tests compare with exact answers.
 """
 
 from __future__ import annotations
@@ -77,6 +80,9 @@ CDF = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 #: Largest FFT length the accountant will use (2^26 points: about 1.6 GB of work arrays); beyond it, an error.
 MAX_FFT_LENGTH = 1 << 26
+
+#: Smallest delta the accountant answers for: below it the FFT's rounding (about 1e-13 absolute) would matter.
+MIN_DELTA = 1e-10
 
 
 @dataclass(frozen=True)
@@ -643,9 +649,12 @@ class PldAccountant:
         Raises
         ------
         ValueError
-            If ``delta`` is not in (0, 1), nothing was composed, or the request exceeds :data:`MAX_FFT_LENGTH`.
+            If ``delta`` is not in [:data:`MIN_DELTA`, 1), nothing was composed, or the request exceeds
+            :data:`MAX_FFT_LENGTH`.
         """
         delta = check_probability_open("delta", delta)
+        if delta < MIN_DELTA:
+            raise ValueError(f"delta must be >= {MIN_DELTA:g} for the PLD accountant (FFT rounding); got {delta:g}")
         if not self._parts:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
         if self.value_discretization is not None:

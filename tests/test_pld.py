@@ -190,6 +190,7 @@ def test_bad_input_is_refused_with_the_parameter_named():
         (lambda: dpcore.PldAccountant().compose(object()), "privacy_losses"),
         (lambda: dpcore.PldAccountant().epsilon(1e-5), "nothing composed"),
         (lambda: dpcore.PldAccountant().compose(dpcore.GaussianMechanism(1.0)).epsilon(0.0), "delta"),
+        (lambda: dpcore.PldAccountant().compose(dpcore.GaussianMechanism(1.0)).epsilon(1e-12), "delta must be >="),
         (lambda: dpcore.PldAccountant().compose(dpcore.GaussianMechanism(1.0)).delta_bracket(-1.0), "epsilon"),
         (lambda: dpcore.SubsampledGaussianMechanism(1.0, 1.5), "sampling_rate"),
         (lambda: dpcore.SubsampledGaussianMechanism(1.0, 0.0), "sampling_rate"),
