@@ -554,7 +554,7 @@ def conversion(sigma: float, q: float, steps: int, delta: float, *, printed: flo
 
     Evidence (deterministic): the classical conversion of dpcore's RDP curve
     reproduces the value ``printed`` by Opacus' tutorial to two decimals
-    (|difference| <= 0.005); on the integer orders 2..256 dpcore's classical
+    (absolute difference <= 0.005); on the integer orders 2..256 dpcore's classical
     answer equals the one from the RDP curve written out here with
     ``scipy.stats.binom`` (rtol 1e-9); PLD upper < improved < classical.
     Controls (must fail): the improved conversion, and the PLD's upper end,
