@@ -60,6 +60,7 @@ __all__ = [
     "classical_rdp_to_dp",
     "rdp_to_dp",
     "DEFAULT_RDP_ORDERS",
+    "MAX_REFINED_ORDER",
     "RdpAccountant",
 ]
 
@@ -68,6 +69,9 @@ LogDensity = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 #: Default grid of Rényi orders: 1.01 ... 10^4, 256 orders spaced geometrically in alpha - 1.
 DEFAULT_RDP_ORDERS: NDArray[np.float64] = 1.0 + np.geomspace(1e-2, 1e4, 256)
 DEFAULT_RDP_ORDERS.setflags(write=False)
+
+#: Largest order the accountant's continuous search goes to when the best grid order is the grid's last.
+MAX_REFINED_ORDER = 1e6
 
 
 # --------------------------------------------------------------------------- validation
@@ -420,6 +424,10 @@ def _log_a_fractional(alpha: float, log_q: float, log_1mq: float, s2: float) -> 
     return math.log1p(val + abs(err))
 
 
+#: Above this order the subsampled Gaussian's fractional orders use the chord between integer orders.
+_LARGE_ORDER = 1e4
+
+
 def subsampled_gaussian_rdp(
     alpha: ArrayLike, sigma: float, sampling_rate: float, sensitivity: float = 1.0
 ) -> NDArray[np.float64] | float:
@@ -434,9 +442,10 @@ def subsampled_gaussian_rdp(
     two directions (Mironov, Talwar & Zhang 2019). At an integer order
     :math:`n` it is the finite sum
     :math:`A_n = \sum_{k=0}^{n} \binom{n}{k} (1-q)^{n-k} q^k e^{(k^2-k)/(2s^2)}`
-    (their Sec. 3.3), exact, in log space; at a fractional order the integral
-    by adaptive quadrature with its error estimate added (a bound, to about
-    1e-13 relative). Stable for large orders and tiny ``q``; ``q = 1`` is the
+    (their Sec. 3.3), exact, in log space; at a fractional order up to 1e4 the
+    integral by adaptive quadrature with its error estimate added (a bound, to
+    about 1e-13 relative), beyond it the chord of the convex :math:`\log A_\alpha`
+    between the neighbouring integers (a bound). Stable for large orders and tiny ``q``; ``q = 1`` is the
     Gaussian mechanism.
 
     Raises
@@ -464,7 +473,13 @@ def subsampled_gaussian_rdp(
     if integer.any():
         log_a[integer] = _log_a_integer(flat[integer].astype(np.int64), log_q, log_1mq, 1.0 / (2.0 * s2))
     for i in np.flatnonzero(~integer):
-        log_a[i] = _log_a_fractional(float(flat[i]), log_q, log_1mq, s2)
+        a_i = float(flat[i])
+        if a_i <= _LARGE_ORDER:
+            log_a[i] = _log_a_fractional(a_i, log_q, log_1mq, s2)
+        else:  # the chord of the convex log A between the integers around the order: a bound, tight this far out
+            n = np.array([math.floor(a_i), math.ceil(a_i)], dtype=np.int64)
+            lo, hi = _log_a_integer(n, log_q, log_1mq, 1.0 / (2.0 * s2))
+            log_a[i] = lo + (a_i - n[0]) * (hi - lo)
     out = np.maximum(log_a / (flat - 1.0), 0.0).reshape(a.shape)
     return float(out) if out.ndim == 0 else out
 
@@ -797,17 +812,27 @@ class RdpAccountant:
         return rdp + float(c_best[0]) - log_delta * float(inv[0])
 
     def _refine(self, i: int, log_delta: float, best: float, order: float) -> tuple[float, float]:
-        """The continuous minimum of the conversion between the grid neighbours of order ``i``."""
+        r"""The continuous minimum of the conversion between the grid neighbours of order ``i``.
+
+        When the best grid order is the largest, the search goes on up to
+        :data:`MAX_REFINED_ORDER` (a pure-DP curve, such as the Laplace
+        mechanism's, has its optimum beyond any fixed grid), over
+        :math:`\log(\alpha - 1)`.
+        """
+        last = self._orders.size - 1
         lo = float(self._orders[max(i - 1, 0)])
-        hi = float(self._orders[min(i + 1, self._orders.size - 1)])
+        hi = float(self._orders[min(i + 1, last)]) if i < last else max(MAX_REFINED_ORDER, float(self._orders[last]))
         if hi <= lo:
             return best, order
-        res = optimize.minimize_scalar(
-            self._objective, bounds=(lo, hi), args=(log_delta,), method="bounded", options={"xatol": 1e-12 * hi}
-        )
+
+        def objective(u: float) -> float:
+            return self._objective(1.0 + math.exp(u), log_delta)
+
+        bounds = (math.log(lo - 1.0), math.log(hi - 1.0))
+        res = optimize.minimize_scalar(objective, bounds=bounds, method="bounded", options={"xatol": 1e-12})
         value = float(res.fun)
         if math.isfinite(value) and value < best:
-            return value, float(res.x)
+            return value, 1.0 + math.exp(float(res.x))
         return best, order
 
     def epsilon(self, delta: float) -> float:

@@ -259,6 +259,11 @@ def test_accountant_reaches_the_continuous_optimum_over_the_order():
         dense = np.linspace(order * 0.9, order * 1.1, 200_001)
         assert eps <= rdp_to_dp(dense, k * gaussian_rdp(dense, sigma), 1e-5)[0] + 1e-9
         assert eps == pytest.approx(autodp, abs=1e-5)
+    # a pure-DP curve has its optimum beyond the grid: one Laplace release at b = 1, autodp 0.99998 (issue 14's
+    # benchmark; the grid's last order, 10001, gives 1.00006)
+    one = RdpAccountant().compose(dpcore.LaplaceMechanism(1.0), 1)
+    eps_one, order_one = one.epsilon_and_order(1e-5)
+    assert eps_one <= 0.99998 + 1e-9 and order_one > one.orders[-1]
     lap = RdpAccountant()
     lap.compose_laplace(2.0, count=30)
     eps, order = lap.epsilon_and_order(1e-6)
@@ -384,6 +389,11 @@ def test_subsampled_gaussian_rdp_is_exact_at_integers_and_a_bound_between(sigma,
 
 def test_subsampled_gaussian_rdp_limits_and_stability():
     from dpcore.rdp import subsampled_gaussian_rdp
+
+    # beyond order 1e4 a fractional order takes the chord between its integers: between their values, exact at them
+    ints = subsampled_gaussian_rdp(np.array([20000.0, 20001.0]), 0.5, 0.5)
+    mid = subsampled_gaussian_rdp(20000.4, 0.5, 0.5)
+    assert min(ints) <= mid <= max(ints)
 
     orders = RdpAccountant().orders
     np.testing.assert_allclose(subsampled_gaussian_rdp(orders, 1.3, 1.0), gaussian_rdp(orders, 1.3), rtol=1e-12)
