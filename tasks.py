@@ -9,7 +9,7 @@
                             # inject each fault of benchmarks/mutants.toml; which tests/chapters catch it
     python3 tasks.py lint   # ruff check, ruff format --check (notebooks at 88 columns), mypy --strict dpcore
     python3 tasks.py bench [NAME ...] [-- ARGS]
-                            # run benchmarks (gaussian, rdp, audit, import, calibration; default all):
+                            # run benchmarks (gaussian, rdp, audit, import, calibration, accounting; default all):
                             # each writes benchmarks/results/NAME.md; peers live in their own pinned venvs
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
@@ -332,6 +332,7 @@ BENCHMARKS = {
     "audit": "bench_audit.py",  # audited samples/s, peak memory at 10^9 samples
     "import": "bench_import.py",  # import time of dpcore and dpbook
     "calibration": "calibration_table.py",  # false-alarm rates of every check and its miscalibrated twin
+    "accounting": "bench_accounting.py",  # RDP and PLD accounting vs dp_accounting, autodp, prv_accountant
 }
 
 
