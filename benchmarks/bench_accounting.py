@@ -333,6 +333,7 @@ def main() -> None:
     import dpcore
 
     wall0 = time.perf_counter()
+    load_start = os.getloadavg()
     exact: dict[str, float] = {}
     exact_how: dict[str, str] = {}
     for row in ROWS:
@@ -428,7 +429,7 @@ def main() -> None:
             ex = exact[row["id"]]
             e_ours, e_theirs = abs(ours["upper"] - ex), abs(theirs["eps"] - ex)
             acc_ok = e_ours <= e_theirs + 1e-12 * ex
-            acc = f"|ours − exact| {e_ours:.2g} vs theirs {e_theirs:.2g}"
+            acc = f"error vs exact: ours {e_ours:.2g}, theirs {e_theirs:.2g}"
         else:  # truth <= our certified upper, so theirs >= our upper means ours is at least as close
             acc_ok = theirs["eps"] >= ours["upper"] - 1e-12 * ours["upper"]
             acc = f"theirs {theirs['eps']:.8g} {'>=' if acc_ok else '<'} our upper {ours['upper']:.8g}"
@@ -455,6 +456,7 @@ def main() -> None:
         )
 
     wall = time.perf_counter() - wall0
+    load_end = os.getloadavg()
     dpa_v, autodp_v, prv_v = (
         notes["dpa_rdp"].get("version"),
         notes["autodp_rdp"].get("version"),
@@ -545,7 +547,10 @@ def main() -> None:
         "|---|---|---|---|---|",
         *d_rows,
         "",
-        f"Whole run: {wall:.0f} s of wall time, of which {t_venv:.0f} s checking or installing the peer venv.",
+        f"Whole run: {wall:.0f} s of wall time, of which {t_venv:.0f} s checking or installing the peer venv. "
+        f"Load average (1, 5, 15 min) at the start {', '.join(f'{x:.2f}' for x in load_start)}, at the end "
+        f"{', '.join(f'{x:.2f}' for x in load_end)} (on {os.cpu_count()} cores: above that, other processes shared "
+        "the machine and the times are inflated).",
         "",
     ]
     write_result("accounting", lines)
