@@ -165,3 +165,26 @@ def test_pld_add_direction_of_the_subsampled_gaussian_brackets_the_exact_delta()
     exact = integrate.quad(gap, -30, 30, points=[0.0, 0.5, 1.0], limit=500)[0]
     lo, hi = dpcore.PldAccountant().compose(cx._OneDirection(mech, 1), 1).delta_bracket(0.0, 1e-4)
     assert lo <= exact <= hi
+
+
+def test_centred_rounding_brackets_the_binomial_answer_where_plain_rounding_is_biased():
+    res = cx.centred_rounding(0.505, 2000, 0.01, 300.0)
+    assert as_evidence(res.evidence[0]).holds and not as_evidence(res.controls[0]).holds
+    assert res.rounded < 0.5 * res.exact  # both atoms rounded down by h/2: 2000 steps lose 10 in the loss
+    # the control depends on its input: over 10 steps the same rounding moves the loss by only 0.05
+    short = cx.centred_rounding(0.505, 10, 0.01, 2.0)
+    assert as_evidence(short.evidence[0]).holds and as_evidence(short.controls[0]).holds
+
+
+def test_centred_rounding_fails_without_the_mean_matching_shift(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dpcore.pld as pld
+
+    original = pld._discretise
+
+    def unshifted(loss, h, tau):
+        d = original(loss, h, tau)
+        return pld._Discrete(d.pmf, d.start, 0.0, d.tail)
+
+    monkeypatch.setattr(pld, "_discretise", unshifted)
+    res = cx.centred_rounding(0.505, 2000, 0.01, 300.0)
+    assert not as_evidence(res.evidence[0]).holds
