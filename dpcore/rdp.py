@@ -715,9 +715,11 @@ class RdpAccountant:
         except ValueError:
             raise ValueError("count must be a scalar or have one entry per parameter value") from None
 
-    def _add(self, curve: Callable[[NDArray[np.float64]], NDArray[np.float64]]) -> None:
-        """Compose a curve: its values on the grid are added now, the curve kept for the continuous refinement."""
-        self._rdp = self._rdp + curve(self._orders)
+    def _add(
+        self, curve: Callable[[NDArray[np.float64]], NDArray[np.float64]], on_grid: NDArray[np.float64] | None = None
+    ) -> None:
+        """Compose a curve: its values on the grid (``on_grid`` if already computed) are added now, the curve kept."""
+        self._rdp = self._rdp + (curve(self._orders) if on_grid is None else on_grid)
         self._curves.append(curve)
         self._refresh()
 
@@ -779,8 +781,8 @@ class RdpAccountant:
             As :meth:`compose_rdp`.
         """
         k = self._broadcast_counts(count, 1)[0]
-        _check_curve(self._orders, mechanism.rdp(self._orders))  # refuse a negative or NaN curve now
-        self._add(partial(_mechanism_curve, mechanism, k))
+        _, on_grid = _check_curve(self._orders, mechanism.rdp(self._orders))  # refuse a negative or NaN curve now
+        self._add(partial(_mechanism_curve, mechanism, k), k * on_grid)
         return self
 
     def epsilon_and_order(self, delta: float) -> tuple[float, float]:
