@@ -167,8 +167,9 @@ def test_the_laws_agree_with_their_own_descriptions():
 
 
 def test_a_fixed_grid_is_used_as_given_when_any_width_is_accepted():
+    # the subsampled Gaussian at rate 1 is the Gaussian mechanism, but goes through the grid (no closed form)
     acc = dpcore.PldAccountant(relative_width=math.inf, value_discretization=0.05).compose(
-        dpcore.GaussianMechanism(1.0), 10
+        dpcore.SubsampledGaussianMechanism(1.0, 1.0), 10
     )
     br = acc.epsilon_bracket_details(1e-5)
     assert br.value_discretization == 0.05 and br.lower <= _gauss_exact(1.0, 10, 1e-5) <= br.upper
@@ -181,7 +182,7 @@ def test_bad_input_is_refused_with_the_parameter_named():
         (lambda: dpcore.PldAccountant(relative_width=float("nan")), "relative_width"),
         (
             lambda: (
-                dpcore.PldAccountant(value_discretization=0.05).compose(dpcore.GaussianMechanism(1.0), 10).epsilon(1e-5)
+                dpcore.PldAccountant(value_discretization=0.05).compose(dpcore.LaplaceMechanism(1.0), 10).epsilon(1e-5)
             ),
             "too coarse",
         ),
@@ -196,12 +197,108 @@ def test_bad_input_is_refused_with_the_parameter_named():
         (lambda: dpcore.SubsampledGaussianMechanism(1.0, 0.0), "sampling_rate"),
         (lambda: dpcore.SubsampledGaussianMechanism(0.0, 0.1), "sigma"),
         (
-            lambda: (
-                dpcore.PldAccountant(value_discretization=1e-9).compose(dpcore.GaussianMechanism(1.0)).epsilon(1e-5)
-            ),
+            lambda: dpcore.PldAccountant(value_discretization=1e-9).compose(dpcore.LaplaceMechanism(1.0)).epsilon(1e-5),
             "value_discretization",
         ),
     ]
     for call, word in cases:
         with pytest.raises(ValueError, match=word):
             call()
+
+
+# --------------------------------------------------------------------------- connect-the-dots and the closed form
+
+
+def _all_losses():
+    yield gaussian_privacy_loss(0.7)
+    yield laplace_privacy_loss_law(1.3)
+    yield from dpcore.RandomizedResponse(0.8).privacy_losses()
+    yield from dpcore.DiscreteLaplaceMechanism(2.5, 2).privacy_losses()
+    yield from dpcore.SubsampledGaussianMechanism(0.9, 0.05).privacy_losses()
+    yield from dpcore.SubsampledGaussianMechanism(2.0, 0.5).privacy_losses()
+
+
+@pytest.mark.parametrize("loss", list(_all_losses()), ids=lambda l: l.name)
+def test_the_law_under_q_is_the_law_under_p_tilted_by_exp_minus_loss(loss):
+    """dQ/dP = e^{-L}: on every cell (a, b], e^{-b} P(cell) <= Q(cell) <= e^{-a} P(cell); Q's total is 1."""
+    x = np.linspace(-8.0, 8.0, 3201)
+    p_cell = np.diff(loss.cdf(x))
+    q_cell = np.diff(loss.q_cdf(x))
+    slack = 1e-12
+    assert np.all(q_cell >= np.exp(-x[1:]) * p_cell - slack)
+    assert np.all(q_cell <= np.exp(-x[:-1]) * p_cell + slack)
+    np.testing.assert_allclose(loss.q_cdf(x) + loss.q_sf(x), 1.0, atol=1e-13)
+    # negative control: Q's law taken equal to P's (the tilt forgotten) fails the upper inequality
+    assert not np.all(p_cell <= np.exp(-x[:-1]) * p_cell + slack)
+
+
+@pytest.mark.parametrize("eps0, k", [(0.5, 1), (0.1, 100), (0.37, 30), (1.0, 20)])
+def test_connect_the_dots_bounds_randomized_response_from_above_and_tightly(eps0, k):
+    """Atoms off the lattice (0.37): the bound is still above the binomial answer, within 1e-3 relative."""
+    p = math.exp(eps0) / (1 + math.exp(eps0))
+    j = np.arange(k + 1)
+    pmf, loss = stats.binom(k, p).pmf(j), eps0 * (2 * j - k)
+    target = 1e-5
+
+    def delta(e: float) -> float:
+        return float(np.sum(pmf * np.maximum(0.0, -np.expm1(e - loss))))
+
+    exact = 0.0 if delta(0.0) <= target else float(optimize_brentq(lambda e: delta(e) - target, 0.0, eps0 * k))
+    upper = dpcore.PldAccountant().compose(dpcore.RandomizedResponse(eps0), k).epsilon(target)
+    assert exact <= upper <= exact + 1e-3 * max(exact, 1e-3)
+
+
+def optimize_brentq(f, a, b):
+    from scipy import optimize
+
+    return optimize.brentq(f, a, b, xtol=1e-14, rtol=1e-14)
+
+
+@pytest.mark.parametrize("sigma, k", [(1.0, 10), (2.0, 300), (0.7, 3)])
+def test_connect_the_dots_on_a_grid_bounds_the_gaussian_from_above(sigma, k):
+    """The rate-1 subsampled Gaussian is the Gaussian mechanism, discretised (no closed form taken)."""
+    exact = _gauss_exact(sigma, k, 1e-5)
+    acc = dpcore.PldAccountant().compose(dpcore.SubsampledGaussianMechanism(sigma, 1.0), k)
+    upper = acc.epsilon(1e-5)
+    assert exact <= upper <= exact * (1 + 1e-4)
+    lo, hi = acc.epsilon_bracket(1e-5)
+    assert lo <= exact <= hi <= upper
+
+
+def test_a_wrong_split_of_the_cells_is_caught(monkeypatch):
+    """Negative control: sending every cell's P-mass to its lower end (rounding down) is not pessimistic."""
+    from dpcore import pld
+
+    def rounded_down(loss, h, tau):
+        d, infinite = original(loss, h, tau)
+        lo, hi = pld._truncation(loss, tau)
+        points = h * np.arange(d.start, d.start + d.pmf.size)
+        pmf = np.append(pld._cell_masses(loss.cdf, loss.sf, points), 0.0)
+        pmf[0] += float(loss.cdf(points[:1])[0])
+        return pld._Discrete(pmf, d.start, 0.0, 0.0), infinite
+
+    original = pld._connect_dots
+    monkeypatch.setattr(pld, "_connect_dots", rounded_down)
+    exact = _gauss_exact(1.0, 10, 1e-5)
+    upper = dpcore.PldAccountant().compose(dpcore.SubsampledGaussianMechanism(1.0, 1.0), 10).epsilon(1e-5)
+    assert upper < exact
+
+
+def test_only_gaussians_are_answered_in_closed_form():
+    acc = dpcore.PldAccountant().compose(dpcore.GaussianMechanism(2.0), 3).compose(dpcore.GaussianMechanism(3.0), 5)
+    br = acc.epsilon_bracket_details(1e-6)
+    exact = float(ref.gaussian_epsilon(1.0, 1e-6, math.sqrt(3 / 4 + 5 / 9)))  # 40-digit mpmath
+    assert br.method == "exact-gaussian" and br.lower <= exact <= br.upper
+    assert br.upper - br.lower <= 1e-9 * exact
+    mixed = dpcore.PldAccountant().compose(dpcore.GaussianMechanism(2.0), 3).compose(dpcore.LaplaceMechanism(5.0), 4)
+    assert mixed.epsilon_bracket_details(1e-6).method == "pld"
+
+
+def test_merging_gaussians_before_discretising_agrees_with_discretising_each():
+    """Gaussians merged into one loss (exact) and the same Gaussians discretised one by one: brackets meet."""
+    rr = dpcore.RandomizedResponse(0.3)
+    merged = dpcore.PldAccountant().compose(dpcore.GaussianMechanism(1.5), 20).compose(rr, 10)
+    each = dpcore.PldAccountant().compose(dpcore.SubsampledGaussianMechanism(1.5, 1.0), 20).compose(rr, 10)
+    a, b = merged.epsilon_bracket(1e-5), each.epsilon_bracket(1e-5)
+    assert a[0] <= b[1] and b[0] <= a[1]
+    assert merged.epsilon(1e-5) >= max(a[0], b[0])
