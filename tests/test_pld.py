@@ -179,6 +179,7 @@ def test_a_fixed_grid_is_used_as_given_when_any_width_is_accepted():
 def test_bad_input_is_refused_with_the_parameter_named():
     cases = [
         (lambda: dpcore.PldAccountant(relative_width=0.0), "relative_width"),
+        (lambda: dpcore.PldAccountant(closed_form="no"), "closed_form"),
         (lambda: dpcore.PldAccountant(relative_width=float("nan")), "relative_width"),
         (
             lambda: (

@@ -179,8 +179,9 @@ def convolution(
 ) -> Convolution:
     r"""The convolved PLD of ``count`` Gaussian releases has the profile of one with sensitivity :math:`\sqrt{k}`.
 
-    :class:`dpcore.PldAccountant` composes ``count`` copies of
-    ``GaussianMechanism(sigma)`` (by FFT convolution of the discretised laws)
+    :class:`dpcore.PldAccountant` (``closed_form=False``: no shortcut for
+    Gaussians) composes ``count`` copies of ``GaussianMechanism(sigma)`` (by
+    FFT convolution of the discretised laws)
     and returns a certified bracket on :math:`\delta(\varepsilon)` at each
     epsilon (grid step ``step``). Evidence (deterministic): the profile of
     ``GaussianMechanism(sigma, sqrt(count))`` lies inside every bracket
@@ -188,7 +189,7 @@ def convolution(
     release of sensitivity ``count`` (sensitivities added linearly) lies
     inside.
     """
-    acc = dpcore.PldAccountant().compose(dpcore.GaussianMechanism(sigma), count)
+    acc = dpcore.PldAccountant(closed_form=False).compose(dpcore.GaussianMechanism(sigma), count)
     brackets = tuple(acc.delta_bracket(e, step) for e in epsilons)
     single = dpcore.GaussianMechanism(sigma, math.sqrt(count))
     linear = dpcore.GaussianMechanism(sigma, float(count))
@@ -412,27 +413,33 @@ def gaussian_bracket(
     The exact epsilon is ``exact_epsilon(sigma, k, delta)``, by default the
     mpmath inverse of Balle & Wang's profile with sensitivity :math:`\sqrt k`
     (:func:`dpbook.reference.gaussian_epsilon`, 30 digits; independent of
-    dpcore). Evidence (deterministic): lower <= exact <= upper for every k,
-    upper <= RDP (:class:`dpcore.RdpAccountant`) and exact <= RDP, and
+    dpcore). The bracket is computed on the grid (``closed_form=False``), so
+    that the discretisation, the FFT and both ends of the bracket are tested.
+    Evidence (deterministic): lower <= exact <= upper for every k,
+    upper <= RDP (:class:`dpcore.RdpAccountant`) and exact <= RDP,
     :func:`dpcore.exact_gaussian_composition_epsilon` equals the reference
-    (rtol 1e-9). Control (must fail): the exact epsilon of sensitivity
+    (rtol 1e-9), and the default accountant's closed-form bracket contains
+    the reference too. Control (must fail): the exact epsilon of sensitivity
     :math:`k` (sensitivities added linearly) lies in the brackets.
     """
     ref = exact_epsilon or (lambda s, k, d: float(mpref.gaussian_epsilon(s, d, math.sqrt(k), dps=30)))
     rows = []
     for k in counts:
         mech = dpcore.GaussianMechanism(sigma)
-        lo, hi = dpcore.PldAccountant().compose(mech, int(k)).epsilon_bracket(delta)
+        lo, hi = dpcore.PldAccountant(closed_form=False).compose(mech, int(k)).epsilon_bracket(delta)
+        c_lo, c_hi = dpcore.PldAccountant().compose(mech, int(k)).epsilon_bracket(delta)
         r = dpcore.RdpAccountant().compose(mech, int(k)).epsilon(delta)
         ex = ref(sigma, int(k), delta)
         lin = float(mpref.gaussian_epsilon(sigma, delta, float(k), dps=30))
         core = dpcore.exact_gaussian_composition_epsilon(sigma, int(k), delta)
-        rows.append((k, lo, hi, r, ex, lin, core))
-    K, LO, HI, R, EX, LIN, CORE = (np.array(c, dtype=float) for c in zip(*rows, strict=True))
+        rows.append((k, lo, hi, r, ex, lin, core, c_lo, c_hi))
+    K, LO, HI, R, EX, LIN, CORE, C_LO, C_HI = (np.array(c, dtype=float) for c in zip(*rows, strict=True))
     return GaussianBracket(
         evidence=(
             Compare("max (PLD lower - exact)", float(np.max(LO - EX)), "<=", 0.0),
             Compare("max (exact - PLD upper)", float(np.max(EX - HI)), "<=", 0.0),
+            Compare("closed form: max (lower - exact)", float(np.max(C_LO - EX)), "<=", 0.0),
+            Compare("closed form: max (exact - upper)", float(np.max(EX - C_HI)), "<=", 0.0),
             Compare("max (PLD upper - RDP)", float(np.max(HI - R)), "<=", 0.0),
             Compare("max (exact - RDP)", float(np.max(EX - R)), "<=", 0.0),
             Close(
