@@ -188,3 +188,10 @@ def test_centred_rounding_fails_without_the_mean_matching_shift(monkeypatch: pyt
     monkeypatch.setattr(pld, "_discretise", unshifted)
     res = cx.centred_rounding(0.505, 2000, 0.01, 300.0)
     assert not as_evidence(res.evidence[0]).holds
+
+
+def test_fixed_size_sampling_is_above_poisson_and_the_quadrature_matches_the_binomial_sum():
+    assert_sound(cx.fixed_size(1.1, 256 / 60000, 1000, 1e-5, orders=(2, 5, 16, 32)))
+    # the quadrature at other = 0 is the Poisson curve; a wrong rate is caught by the same comparison
+    wrong = cx.mixture_rdp([2, 8], 1.1, 0.02, 0.0) / cx._sgm_rdp_integer(np.array([2, 8]), 1.1, 0.01)
+    assert np.all(np.abs(wrong - 1) > 1e-3)
