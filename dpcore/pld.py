@@ -74,6 +74,7 @@ a composition of Gaussians alone is answered by the closed form
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -104,6 +105,9 @@ _Profile = Callable[[float], float]
 
 #: Largest FFT length the accountant will use (2^26 points: about 1.6 GB of work arrays); beyond it, an error.
 MAX_FFT_LENGTH = 1 << 26
+
+#: Epsilons below it are bracketed to ``relative_width`` times it (an absolute width), not relative to themselves.
+EPSILON_FLOOR = 0.01
 
 #: Smallest delta the accountant answers for: below it the FFT's rounding (about 1e-13 absolute) would matter.
 MIN_DELTA = 1e-10
@@ -329,7 +333,16 @@ def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss,
 
     Distribution functions through :math:`x(\ell) = s^2\log((e^\ell-(1-q))/q) + 1/2`;
     partial means by adaptive quadrature over :math:`x`.
+
+    Raises
+    ------
+    ValueError
+        If ``s`` is not finite and > 0, or ``q`` is not in (0, 1].
     """
+    s = check_positive_finite("s", s)
+    q = check_positive_finite("q", q)
+    if q > 1.0:
+        raise ValueError(f"q must lie in (0, 1]; got {q}")
     log_1mq = math.log1p(-q) if q < 1.0 else -math.inf
     s2 = s * s
 
@@ -715,6 +728,16 @@ def _inverse(delta: Callable[[float], float], target: float, lo: float, hi: floa
     return hi
 
 
+def _real(name: str, value: object) -> float:
+    """``value`` as a float if it is a real number (not a bool, a string or a complex), else a ValueError."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number; got {value!r}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} is too large for a float; got an integer of {len(str(value))} digits") from None
+
+
 @dataclass(frozen=True)
 class PldBracket:
     """An epsilon (or delta) bracket from the PLD accountant, with how it was obtained.
@@ -762,7 +785,10 @@ class PldAccountant:
     ----------
     relative_width : float
         Target width of the epsilon bracket, relative to its lower end
-        (default 1e-3); the grid is refined until it is met. ``math.inf``
+        (default 1e-3); the grid is refined until it is met. Below an
+        epsilon of :data:`EPSILON_FLOOR` (0.01) the width is relative to that
+        floor instead (at most ``1e-5`` absolute by default), so that a query
+        whose answer is near 0 does not ask for an unbounded grid. ``math.inf``
         accepts any width.
     value_discretization : float, optional
         Fix the grid step :math:`h` instead (no refinement); a step too coarse
@@ -796,10 +822,9 @@ class PldAccountant:
     _parts: list[tuple[HasPrivacyLoss, int]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        width = float(self.relative_width)
-        if not width > 0.0:  # NaN too
+        self.relative_width = _real("relative_width", self.relative_width)
+        if not self.relative_width > 0.0:  # NaN too
             raise ValueError(f"relative_width must be > 0 (math.inf for any width); got {self.relative_width!r}")
-        self.relative_width = width
         if self.value_discretization is not None:
             self.value_discretization = check_positive_finite("value_discretization", self.value_discretization)
         self.eta_fraction = check_probability_open("eta_fraction", self.eta_fraction)
@@ -886,7 +911,18 @@ class PldAccountant:
         for parts, mean in self._directions():
             profile, mass = _dots_direction(self._with_gaussian(parts, mean), h, eta)
             uppers.append(_inverse(profile, delta - mass, -1e4, 1e4))
-        return max(max(uppers), 0.0)
+        return min(max(max(uppers), 0.0), self._largest_loss())
+
+    def _largest_loss(self) -> float:
+        r"""The largest value the composed loss can take (every part at its supremum), over the directions.
+
+        :math:`\delta(\varepsilon) = 0` for every epsilon at or above it, so no epsilon bound needs to exceed
+        it: the grid may put a loss up to one step above its true supremum, and this keeps a pure-DP
+        composition's answer at or below its basic-composition value.
+        """
+        return max(
+            sum(k * loss.upper for loss, k in self._with_gaussian(parts, mean)) for parts, mean in self._directions()
+        )
 
     def _dots_epsilon(self, delta: float, estimate: float) -> tuple[float, float]:
         """Connect-the-dots upper bound, refined: (epsilon, step).
@@ -907,14 +943,15 @@ class PldAccountant:
         if not math.isfinite(self.relative_width):
             return self._dots_upper(1e-2, delta), 1e-2
         tol = self.relative_width / 100.0
-        h = 0.01 * math.sqrt(self.relative_width * max(estimate, 1e-3))  # error ~ h^2: step ~ sqrt(accuracy)
+        h = 0.01 * math.sqrt(self.relative_width * max(estimate, EPSILON_FLOOR))  # error ~ h^2: step ~ sqrt(accuracy)
         coarse_h, coarse = 2.0 * h, self._dots_upper(2.0 * h, delta)
         for _ in range(12):
             fine = self._dots_upper(h, delta)
             error = abs(coarse - fine) / ((coarse_h / h) ** 2 - 1.0)
-            if error <= tol * fine:
+            scale = max(fine, EPSILON_FLOOR)
+            if error <= tol * scale:
                 return min(coarse, fine), h
-            aim = 0.8 * h * math.sqrt(tol * fine / error)
+            aim = 0.8 * h * math.sqrt(tol * scale / error)
             coarse_h, coarse, h = h, fine, min(h / 2.0, max(h / 16.0, aim))
         raise ValueError(
             f"the connect-the-dots bound did not settle to relative width {self.relative_width:g}; "
@@ -927,8 +964,9 @@ class PldAccountant:
         if eta >= delta:
             raise ValueError(f"delta {delta:g} is too small for this accountant's failure mass eta = {eta:g}")
         span = 1e4
-        upper = max(max(_inverse(r.profile, delta - r.eta, -span, span) + r.t for r in runs), 0.0)
-        lower = max(max(_inverse(r.profile, delta + r.eta, -span, span) - r.t for r in runs), 0.0)
+        cap = self._largest_loss()  # delta(eps) = 0 beyond it: a hard bound on epsilon
+        upper = min(max(max(_inverse(r.profile, delta - r.eta, -span, span) + r.t for r in runs), 0.0), cap)
+        lower = min(max(max(_inverse(r.profile, delta + r.eta, -span, span) - r.t for r in runs), 0.0), cap)
         t, n = max(r.t for r in runs), max(r.fft_length for r in runs)
         return PldBracket(lower, min(upper, dots_upper), h, t, eta, n, len(runs), connect_dots_step=dots_step)
 
@@ -967,7 +1005,7 @@ class PldAccountant:
         dots, dots_step = self._dots_epsilon(delta, estimate) if self._has_dots() else (math.inf, 0.0)
         if self.value_discretization is not None:
             br = self._bracket_at(self.value_discretization, delta, dots, dots_step)
-            if br.upper - br.lower > self.relative_width * br.lower:
+            if br.upper - br.lower > self.relative_width * max(br.lower, EPSILON_FLOOR):
                 raise ValueError(
                     f"value_discretization {self.value_discretization:g} is too coarse for relative_width "
                     f"{self.relative_width:g}: the bracket is [{br.lower:g}, {br.upper:g}] (choose a smaller step, "
@@ -979,7 +1017,7 @@ class PldAccountant:
         h = self._initial_step(delta, min(estimate, dots), share)
         for _ in range(8):
             br = self._bracket_at(h, delta, dots, dots_step)
-            width, goal = br.upper - br.lower, self.relative_width * br.lower
+            width, goal = br.upper - br.lower, self.relative_width * max(br.lower, EPSILON_FLOOR)
             if width <= goal or br.upper == 0.0:
                 return br
             h /= max(1.5, 1.2 * width / max(goal, 1e-12 * width))
@@ -1009,7 +1047,7 @@ class PldAccountant:
 
     def _initial_step(self, delta: float, estimate: float, share: float) -> float:
         """A first grid step: Hoeffding's t at ``share`` of the target width around ``estimate``."""
-        t_target = share * self.relative_width * max(estimate, 1e-3)
+        t_target = share * self.relative_width * max(estimate, EPSILON_FLOOR)
         return t_target / math.sqrt(self._discretised_count() * math.log(4.0 / (self.eta_fraction * delta)) / 2.0)
 
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
@@ -1047,7 +1085,7 @@ class PldAccountant:
         ValueError
             If ``epsilon`` is negative or not finite, or nothing was composed.
         """
-        eps = float(epsilon)
+        eps = _real("epsilon", epsilon)
         if not (math.isfinite(eps) and eps >= 0.0):
             raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}")
         if not self._parts:
