@@ -10,26 +10,49 @@ attacker who sees one output can often tell the input exactly
 mechanism and the attack.
 
 The fix used here is to never touch floating point: integer-valued queries
-get integer noise from the discrete Laplace or discrete Gaussian law, sampled
-*exactly* by Algorithms 1--3 of Canonne, Kamath & Steinke (2020) with integer
-arithmetic only (rational parameters, uniform integers, Bernoulli trials of
-rational probability). Both supports are all of :math:`\mathbb Z`, so no
-output is impossible under one input and possible under the other.
+get integer noise from the discrete Laplace or discrete Gaussian law
+(Canonne, Kamath & Steinke 2020, "CKS20"), sampled *exactly* with integer
+arithmetic only. Both supports are all of :math:`\mathbb Z`, so no output is
+impossible under one input and possible under the other.
+
+How the sampling is exact and fast
+----------------------------------
+Every random decision is a comparison ``U < p`` of a uniform real
+:math:`U \in [0, 1)` with a fixed irrational (or exactly 1) probability
+:math:`p`, such as :math:`e^{-x}` for a rational :math:`x`. :math:`U` is
+revealed 32 bits at a time: the first word ``u`` gives
+:math:`U \in [u/2^{32}, (u+1)/2^{32})`. Each :math:`p` is precomputed as the
+exact integer ``T = floor(p 2**32)`` (rigorous interval arithmetic on Python
+integers, :func:`_exp_neg_bounds`, refined until the floor is certain). Then
+``u < T`` proves :math:`U < p`, ``u > T`` proves :math:`U > p`, and only
+``u == T`` (probability :math:`2^{-32}`) is undecided: that element draws
+more words of :math:`U` and compares them with ever tighter integer bounds on
+:math:`p` (:func:`_lazy_less`) until the comparison is decided, which happens
+with probability 1. So every Bernoulli trial has *exactly* probability
+:math:`p`: no floating-point number, no ``exp`` or ``log`` of a float, occurs
+anywhere in the sampling path, and the vectorised fast path (numpy ``uint32``
+comparisons against tables of such thresholds) and the scalar refinement
+together realise the exact comparison ``U < p``.
+
+The laws are built from such comparisons (see :func:`sample_discrete_laplace`
+and :func:`sample_discrete_gaussian` for the proofs), a whole array at a time;
+a loop in Python runs once per rejection *round* over all pending elements,
+never once per sample.
 
 Randomness
 ----------
-With ``rng=None`` every uniform integer comes from the operating system's
+With ``rng=None`` every uniform word comes from the operating system's
 cryptographically secure generator (:func:`secrets.token_bytes`, i.e.
-``os.urandom``), turned into exactly uniform integers by rejection. An int
-seed or a ``numpy.random.Generator`` is accepted for *reproducible
-verification only* (PCG64 is not a cryptographic generator).
+``os.urandom``). An int seed or a ``numpy.random.Generator`` is accepted for
+*reproducible verification only* (PCG64 is not a cryptographic generator).
 
-Vectorisation
--------------
-The algorithms are loops with data-dependent trip counts; here each loop runs
-over all the samples still in it at once (numpy int64 arrays), which keeps the
-exactness (every comparison is between integers) and gives about a million
-samples per second.
+Limits
+------
+At most :data:`MAX_SIZE` samples per call (checked before any work; the work
+is done in blocks of 65,536, so the memory beyond the output array stays
+flat). Rational parameters have numerator and denominator below ``2**24``.
+Timing is *not* constant: the number of rejection rounds and the rare
+refinements depend on the values drawn (see ``benchmarks/results/samplers.md``).
 """
 
 from __future__ import annotations
@@ -37,7 +60,9 @@ from __future__ import annotations
 import math
 import numbers
 import secrets
+from collections.abc import Callable
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -46,6 +71,7 @@ from numpy.typing import ArrayLike, NDArray
 from ._validation import RNGLike, as_generator, check_finite_array, check_positive_finite, check_positive_int
 
 __all__ = [
+    "MAX_SIZE",
     "as_fraction",
     "bernoulli_exp",
     "sample_discrete_laplace",
@@ -56,125 +82,425 @@ __all__ = [
     "discrete_gaussian_mechanism",
 ]
 
-_MAX_INT = 1 << 62
+MAX_SIZE = 10**8
+"""Largest number of samples (or mechanism coordinates) per call: 800 MB of int64 output."""
+
 _MAX_PARAM = 1 << 24
+_MAX_ABS = (1 << 62) - 1  # |noise| <= _MAX_ABS and |value| <= 2**62, so value + noise never leaves int64
+_W = 32  # bits of U revealed per word
+_WMAX = (1 << _W) - 1
+_BLOCK = 1 << 16  # elements per vectorised block (keeps temporaries in cache and memory flat)
+_GUIDE = 16  # bits of u used to index the inversion guide table
+
+Oracle = Callable[[int], tuple[int, int]]
+"""``oracle(P) -> (lo, hi)`` with ``lo <= p * 2**P <= hi`` (integers, hi - lo small)."""
 
 
-# --------------------------------------------------------------------------- integer sources
+# --------------------------------------------------------------------------- exact arithmetic
+
+
+def _exp_pos_bounds(f: Fraction, g: int) -> tuple[int, int]:
+    """Integers ``lo <= e**f * 2**g <= hi`` for rational ``0 <= f <= 1`` (Taylor series, directed rounding).
+
+    Every term :math:`f^i/i!` is rounded down in ``lo`` and up in ``hi``; the
+    series stops when the rounded-up term is <= 1, and the rest of the series
+    (terms at most halving, :math:`f \\le 1`, :math:`i \\ge 1`) is at most that term, added to ``hi``.
+    """
+    a, b = f.numerator, f.denominator
+    one = 1 << g
+    tl = th = one
+    lo = hi = one
+    i = 1
+    while a and th > 1:
+        tl = tl * a // (b * i)
+        th = -((-th * a) // (b * i))
+        lo += tl
+        hi += th
+        i += 1
+    return lo, hi + (1 if a else 0)
+
+
+def _exp_neg_bounds(x: Fraction, p: int) -> tuple[int, int]:
+    r"""Integers ``lo <= exp(-x) * 2**p <= hi`` for rational ``x >= 0``; ``hi - lo`` is a few units.
+
+    :math:`e^{x} = e^{n} e^{f}` with :math:`n = \lfloor x\rfloor`, both factors
+    bounded by :func:`_exp_pos_bounds` at a working precision with
+    :math:`2\log_2 n + 16` guard bits, the power by squaring with floors in the
+    lower and ceilings in the upper bound; then :math:`2^{p+g}/e^{x}` is
+    rounded outwards. Only integer operations.
+    """
+    if x == 0:
+        return 1 << p, 1 << p
+    if 10 * x >= 7 * p + 10:  # e^-x <= e^{-0.7 p - 1} < 2**-p
+        return 0, 1
+    n = x.numerator // x.denominator
+    f = x - n
+    g = p + 2 * n.bit_length() + 16
+    one = 1 << g
+    lo, hi = _exp_pos_bounds(f, g)
+    if n:
+        el, eh = _exp_pos_bounds(Fraction(1), g)
+        pl, ph = one, one  # e^n by squaring
+        k = n
+        while k:
+            if k & 1:
+                pl, ph = pl * el >> g, -((-ph * eh) >> g)
+            k >>= 1
+            if k:
+                el, eh = el * el >> g, -((-eh * eh) >> g)
+        lo, hi = lo * pl >> g, -((-hi * ph) >> g)
+    num = 1 << (p + g)
+    return num // hi, -((-num) // lo)
+
+
+def _exp_oracle(x: Fraction) -> Oracle:
+    return lambda p: _exp_neg_bounds(x, p)
+
+
+def _indexed_exp(idx: NDArray[np.uint32], x: Fraction) -> Callable[[int], Oracle]:
+    """Element ``i`` -> the oracle of ``exp(-idx[i] x)``."""
+    return lambda i: _exp_oracle(int(idx[i]) * x)
+
+
+def _threshold(oracle: Oracle) -> int:
+    """The exact integer ``floor(p * 2**32)``, capped at ``2**32 - 1`` (``p`` irrational or exactly 0 or 1)."""
+    p = 96
+    while p <= 1 << 14:
+        lo, hi = oracle(p)
+        tl, th = min(lo >> (p - _W), _WMAX), min(hi >> (p - _W), _WMAX)
+        if tl == th:
+            return tl
+        p *= 2
+    raise RuntimeError("internal: threshold not resolved at 16384 bits")  # pragma: no cover
+
+
+def _power_table(x: Fraction, size: int) -> NDArray[np.uint32]:
+    """Thresholds ``floor(exp(-j x) 2**32)`` (capped at ``2**32-1``) for ``j < size``, exactly.
+
+    Interval recurrence ``exp(-(j+1)x) = exp(-jx) exp(-x)`` at ``p`` bits with
+    directed rounding; an entry whose floor the interval does not settle is
+    recomputed directly by :func:`_threshold`.
+    """
+    p = 96 + size.bit_length()
+    bl, bh = _exp_neg_bounds(x, p)
+    lo = hi = 1 << p
+    out = np.empty(size, dtype=np.uint32)
+    sh = p - _W
+    for j in range(size):
+        tl, th = min(lo >> sh, _WMAX), min(hi >> sh, _WMAX)
+        out[j] = tl if tl == th else _threshold(_exp_oracle(j * x))
+        lo, hi = lo * bl >> p, -((-hi * bh) >> p)
+    return out
+
+
+# --------------------------------------------------------------------------- randomness
 
 
 class _Uniform:
-    """Exactly uniform integers in ``[0, m)`` for ``1 <= m <= 2**62``, vectorised."""
+    """Uniform 32-bit words, vectorised: OS CSPRNG (``rng=None``) or a numpy Generator."""
 
     def __init__(self, rng: RNGLike) -> None:
         self.secure = rng is None
         self.gen = None if self.secure else as_generator(rng)
 
-    def below(self, m: int, size: int) -> NDArray[np.int64]:
-        if not (1 <= m <= _MAX_INT):
-            raise ValueError(f"internal: uniform range {m} outside [1, 2**62]")
-        if size == 0:
-            return np.zeros(0, dtype=np.int64)
-        if not self.secure:
-            assert self.gen is not None
-            return self.gen.integers(0, m, size=size, dtype=np.int64)
-        if m == 1:
-            return np.zeros(size, dtype=np.int64)
-        shift = np.uint64(64 - (m - 1).bit_length())
-        out = np.empty(size, dtype=np.int64)
-        filled = 0
-        while filled < size:
-            need = size - filled
-            raw = np.frombuffer(secrets.token_bytes(8 * (need + need // 2 + 8)), dtype=np.uint64) >> shift
-            ok = raw[raw < np.uint64(m)][:need]  # rejection: exactly uniform on [0, m)
-            out[filled : filled + ok.size] = ok.astype(np.int64)
-            filled += ok.size
-        return out
+    def words(self, size: int) -> NDArray[np.uint32]:
+        if self.gen is None:
+            return np.frombuffer(secrets.token_bytes(4 * size), dtype=np.uint32)
+        raw = self.gen.bit_generator.random_raw((size + 1) // 2)
+        return np.asarray(raw, dtype=np.uint64).view(np.uint32)[:size]
 
-    def bernoulli(self, num: NDArray[np.int64] | int, den: int, size: int) -> NDArray[np.bool_]:
-        """Independent Bernoulli(num_i / den) trials (``0 <= num_i <= den``)."""
-        return self.below(den, size) < num
+    def word(self) -> int:
+        return int(self.words(1)[0])
+
+    def bits(self, size: int) -> NDArray[np.bool_]:
+        """``size`` fair coins (bits of ``ceil(size/32)`` words)."""
+        return np.unpackbits(self.words((size + 31) // 32).view(np.uint8))[:size].view(bool)
 
 
-def _bernoulli_exp(src: _Uniform, num: NDArray[np.int64], den: int) -> NDArray[np.bool_]:
-    r"""Exact Bernoulli(exp(-num_i/den)) trials, Canonne, Kamath & Steinke (2020), Algorithm 1.
+def _lazy_less(state: list[int], oracle: Oracle, src: _Uniform) -> bool:
+    r"""Decide :math:`U < p` exactly, ``U`` known to lie in ``[v/2**w, (v+1)/2**w)`` with ``state = [v, w]``.
 
-    For :math:`\gamma \in [0,1]`: draw :math:`A_k \sim \mathrm{Bern}(\gamma/k)`
-    for :math:`k = 1, 2, \dots` until the first :math:`A_K = 0`; then
-    :math:`P(K > k) = \gamma^k/k!`, so :math:`P(K \text{ odd}) = e^{-\gamma}`.
-    For :math:`\gamma > 1`,
-    :math:`\lfloor\gamma\rfloor` trials of :math:`\mathrm{Bern}(e^{-1})` must
-    all succeed, then one :math:`\mathrm{Bern}(e^{-(\gamma - \lfloor\gamma\rfloor)})`.
-    :math:`\mathrm{Bern}(\gamma/k)` is drawn as :math:`\mathrm{Bern}(\text{num}/\text{den})
-    \wedge \mathrm{Bern}(1/k)`, so no integer exceeds ``den``.
+    With ``lo <= p 2**w <= hi``: ``v + 1 <= lo`` proves :math:`U < p`,
+    ``v >= hi`` proves :math:`U \ge p`; otherwise one more word of ``U`` is
+    drawn (``state`` is extended, so later comparisons with the same ``U``
+    see the same bits) and the bounds are recomputed at the new precision.
     """
-    num = np.asarray(num)
-    n = num.shape[0]
-    whole = num // den
-    frac = num - whole * den
-    alive = np.ones(n, dtype=bool)
-    # floor(gamma) trials of Bern(exp(-1)), only for the elements that need them
-    i = 1
     while True:
-        need = np.flatnonzero(alive & (whole >= i))
-        if need.size == 0:
-            break
-        alive[need] = _bernoulli_exp_one(src, need.size)
+        v, w = state
+        lo, hi = oracle(w)
+        if v + 1 <= lo:
+            return True
+        if v >= hi:
+            return False
+        state[0], state[1] = (v << _W) | src.word(), w + _W
+
+
+def _bernoulli(src: _Uniform, thr: NDArray[np.uint32] | np.uint32, n: int, oracle: Callable[[int], Oracle]) -> Any:
+    """``n`` exact Bernoulli(p_i) trials: ``u < floor(p_i 2**32)``, ties ``u == T`` refined by :func:`_lazy_less`.
+
+    ``oracle(i)`` gives the bounds of ``p_i`` for element ``i`` (only called on ties).
+    """
+    u = src.words(n)
+    acc = u < thr
+    for i in np.flatnonzero(u == thr):
+        acc[i] = _lazy_less([int(u[i]), _W], oracle(int(i)), src)
+    return acc
+
+
+# --------------------------------------------------------------------------- geometric, Laplace, Gaussian
+
+
+class _Geometric:
+    r"""Exact :math:`P(A = a) = (1 - r) r^a`, :math:`r = e^{-x}`, :math:`x > 1/8` rational, by inversion.
+
+    :math:`A = \#\{a \ge 1 : U < r^a\}` for one uniform :math:`U` (so
+    :math:`P(A \ge a) = r^a`). With ``T_a = floor(r^a 2**32)`` (a = 1..K, the
+    first zero threshold is ``T_K``) and ``u`` the first word of ``U``: every
+    ``a`` with ``T_a > u`` satisfies :math:`U < r^a`, every ``a`` with
+    ``T_a < u`` does not, and only ``T_a == u`` is refined (:func:`_lazy_less`,
+    continuing past ``K`` while :math:`U < r^a`, so the tail is exact too).
+    A guide table on the top 16 bits of ``u`` gives the count directly
+    unless a threshold falls inside the bucket.
+    """
+
+    def __init__(self, x: Fraction) -> None:
+        self.x = x
+        thr: list[int] = []
+        while not thr or thr[-1] > 0:
+            thr.append(_threshold(_exp_oracle((len(thr) + 1) * x)))
+        self.k = len(thr)
+        self.asc = np.array(thr[::-1], dtype=np.int64)  # T_K = 0 <= ... <= T_1
+        starts = np.arange(1 << _GUIDE, dtype=np.int64) << (_W - _GUIDE)
+        ends = starts + ((1 << (_W - _GUIDE)) - 1)
+        clean = np.searchsorted(self.asc, starts, "left") == np.searchsorted(self.asc, ends, "right")
+        count = self.k - np.searchsorted(self.asc, ends, "right")
+        self.guide = np.where(clean, count, -1).astype(np.int16)
+
+    def sample(self, src: _Uniform, n: int, limit: int) -> NDArray[np.int64]:
+        u = src.words(n)
+        a: NDArray[np.int64] = self.guide[u >> (_W - _GUIDE)].astype(np.int64)
+        dirty = np.flatnonzero(a < 0)
+        if dirty.size:
+            ud = u[dirty].astype(np.int64)
+            right = np.searchsorted(self.asc, ud, "right")
+            a[dirty] = self.k - right
+            tied = dirty[np.searchsorted(self.asc, ud, "left") < right]
+            for i in tied:  # u equals some T_a: decide U < r^a exactly, a = first tied index upwards
+                state = [int(u[i]), _W]
+                j = int(a[i]) + 1
+                while _lazy_less(state, _exp_oracle(j * self.x), src):
+                    j += 1
+                    if j > limit:
+                        raise OverflowError("a discrete Laplace draw exceeded 2**62 (probability below exp(-2**37))")
+                a[i] = j - 1
+        return a
+
+
+class _Laplace:
+    r"""Tables for exact :math:`\mathrm{Lap}_{\mathbb Z}(b)`, :math:`b = t/s`, :math:`q = e^{-s/t}` (cached per ``b``).
+
+    * :math:`P(Z = 0) = (1-q)/(1+q) = \tanh(1/(2b))`: one exact Bernoulli;
+    * otherwise :math:`|Z| = 1 + G` with :math:`P(G = g) = (1-q) q^g` (since
+      :math:`P(|Z| = g+1) = 2\tanh(1/(2b)) q^{g+1}` and
+      :math:`2\tanh(1/(2b))\,q/(1 - \tanh(1/(2b))) = 1 - q`), and an
+      independent fair sign.
+    * :math:`G = mA + B` with :math:`m = 2^k \le \max(b, 1) < 2m`:
+      :math:`A` geometric of ratio :math:`q^m` (:class:`_Geometric`) and
+      :math:`B` on :math:`[0, m)` with :math:`P(B = j) \propto q^j`,
+      independent, because :math:`q^{ma+j} = (q^m)^a q^j` factorises over the
+      unique pair :math:`(a, j)` of each :math:`g`. :math:`B` is drawn by
+      rejection: a uniform :math:`j` on :math:`[0, m)` is accepted with
+      probability :math:`q^j = q^{j_{hi} 2^{h}} q^{j_{lo}}`, the product of
+      two independent exact Bernoulli trials read from two tables of
+      thresholds (at most 4096 entries each); acceptance is at least
+      :math:`1 - e^{-1} \approx 0.63` per round.
+    """
+
+    def __init__(self, s: int, t: int) -> None:
+        self.x1 = Fraction(s, t)
+        self.t0 = np.uint32(_threshold(self._zero_oracle))
+        self.k = max(0, (t // s).bit_length() - 3)  # m = 2**k <= b/4: B accepted with probability >= 0.88
+        self.m = 1 << self.k
+        self.geom = _Geometric(self.m * self.x1)
+        self.limit = _MAX_ABS // self.m - 1
+        self.klo = self.k if self.k <= 12 else (self.k + 1) // 2  # one table up to 4096 entries, else two
+        self.lo_tab = _power_table(self.x1, 1 << self.klo)
+        self.hi_tab = _power_table(self.x1 * (1 << self.klo), 1 << (self.k - self.klo))
+
+    def _zero_oracle(self, p: int) -> tuple[int, int]:
+        ql, qh = _exp_neg_bounds(self.x1, p + 4)
+        one = 1 << (p + 4)
+        return ((one - qh) << p) // (one + qh), -((-(one - ql) << p) // (one + ql))
+
+    def sample(self, src: _Uniform, n: int) -> NDArray[np.int64]:
+        g = self.geom.sample(src, n, self.limit) << self.k
+        if self.k:
+            self._add_b(src, g)
+        zero = _bernoulli(src, self.t0, n, lambda i: self._zero_oracle)
+        g += 1
+        g[zero] = 0
+        np.negative(g, out=g, where=src.bits(n))
+        return g
+
+    def _add_b(self, src: _Uniform, g: NDArray[np.int64]) -> None:
+        pending: NDArray[np.intp] | None = None  # None: every element (first round, no indexing)
+        mask_lo = np.uint32((1 << self.klo) - 1)
+        xhi = self.x1 * (1 << self.klo)
+        while pending is None or pending.size:
+            size = g.size if pending is None else pending.size
+            j = src.words(size) & np.uint32(self.m - 1)
+            jl = j & mask_lo
+            acc = _bernoulli(src, self.lo_tab[jl], size, _indexed_exp(jl, self.x1))
+            if self.klo < self.k:
+                jh = j >> np.uint32(self.klo)
+                acc &= _bernoulli(src, self.hi_tab[jh], size, _indexed_exp(jh, xhi))
+            if pending is None:
+                g += np.where(acc, j, np.uint32(0))
+                pending = np.flatnonzero(~acc)
+            else:
+                g[pending[acc]] += j[acc]
+                pending = pending[~acc]
+
+
+def _gauss_sums(a: int, c: int, q: int, cut: int, jmax: int) -> tuple[list[int], list[int], int, int]:
+    r"""Integer bounds at ``q`` bits on :math:`S_j = \sum_{|i| \le j} w_i` and :math:`N = \sum_{i\in\mathbb Z} w_i`.
+
+    :math:`w_i = e^{-i^2/(2\sigma^2)}`, :math:`\sigma^2 = a/c`, by the exact recurrence
+    :math:`w_{i+1} = w_i \rho_i`, :math:`\rho_i = \beta^{2i+1}`, :math:`\rho_{i+1} = \rho_i \beta^2`,
+    :math:`\beta = e^{-c/(2a)}`, in interval arithmetic (floors in the lower, ceilings in
+    the upper bounds). The sums run to ``max(jmax, J)`` where :math:`w_{J+1} < 2^{-\mathrm{cut}}`
+    and the rest of :math:`N`, at most :math:`2 w_{J+1}/(1 - \rho_{J+1})` (the ratios
+    decrease), is bounded below :math:`2^{-\mathrm{cut}}` too and added to the upper bound.
+    """
+    one = 1 << q
+    bl, bh = _exp_neg_bounds(Fraction(c, 2 * a), q)
+    b2l, b2h = bl * bl >> q, -((-bh * bh) >> q)
+    wl = wh = one
+    rl, rh = bl, bh
+    sl, sh = [one], [one]
+    i = 0
+    while True:
+        wl, wh = wl * rl >> q, -((-wh * rh) >> q)
+        rl, rh = rl * b2l >> q, -((-rh * b2h) >> q)
         i += 1
-    # one Bern(exp(-frac/den)) for the survivors
-    idx = np.flatnonzero(alive)
-    if idx.size:
-        alive[idx] = _bernoulli_exp_small(src, frac[idx].astype(np.int64), den)
-    return alive
+        if i > jmax and wh < 1 << (q - cut) and rh < one:
+            tail = -((-2 * wh * one) // (one - rh))
+            if tail < 1 << (q - cut):
+                return sl, sh, sl[-1], sh[-1] + tail
+        sl.append(sl[-1] + 2 * wl)
+        sh.append(sh[-1] + 2 * wh)
 
 
-def _bernoulli_exp_small(src: _Uniform, num: NDArray[np.int64], den: int) -> NDArray[np.bool_]:
-    """Algorithm 1 for gamma = num/den in [0, 1], vectorised."""
-    n = num.shape[0]
-    k_final = np.zeros(n, dtype=np.int64)
-    active = np.arange(n)
-    k = 1
-    while active.size:
-        a = src.bernoulli(num[active], den, active.size) & src.bernoulli(1, k, active.size)
-        stop = active[~a]
-        k_final[stop] = k
-        active = active[a]
-        k += 1
-    return np.asarray((k_final % 2) == 1, dtype=bool)
+class _Gaussian:
+    r"""Tables for exact :math:`\mathcal N_{\mathbb Z}(0, \sigma^2)`, :math:`\sigma^2 = a/c`, by inversion.
+
+    :math:`|Z| = \min\{j \ge 0 : U < F(j)\}` with :math:`F(j) = S_j/N` the exact
+    distribution function of :math:`|Z|` (:func:`_gauss_sums`), then a fair sign for
+    :math:`|Z| > 0`: :math:`P(Z = \pm j) = w_j/N`. ``T_j = floor(F(j) 2**32)`` is
+    tabulated exactly up to the first ``j`` where it reaches ``2**32 - 1``; a word ``u``
+    with no ``T_j == u`` gives :math:`|Z| = \#\{j : T_j < u\}` at once (a guide table
+    on the top bits of ``u`` finds it without search in most buckets); a tie is
+    refined with :func:`_lazy_less` against bounds on :math:`F(j)` at any precision,
+    continuing past the table while :math:`U \ge F(j)`.
+    """
+
+    def __init__(self, a: int, c: int) -> None:
+        self.a, self.c = a, c
+        q = 160
+        sl, sh, nl, nh = _gauss_sums(a, c, q, 72, 0)
+        self.cache = (q, sl, sh, nl, nh)  # serves the tie refinements up to 64 bits without recomputing
+        thr: list[int] = []
+        for j in range(len(sl)):
+            tl, th = min((sl[j] << _W) // nh, _WMAX), min((sh[j] << _W) // nl, _WMAX)
+            thr.append(tl if tl == th else _threshold(self.oracle(j)))
+            if thr[-1] == _WMAX:
+                break
+        else:  # pragma: no cover - F(j) -> 1, the last partial sums are within 2**-72 of N
+            raise RuntimeError("internal: discrete Gaussian table did not reach 1")
+        self.table = np.array(thr, dtype=np.int64)
+        self.size = len(thr)
+        gb = min(20, max(12, (4 * self.size).bit_length()))
+        starts = np.arange(1 << gb, dtype=np.int64) << (_W - gb)
+        ends = starts + ((1 << (_W - gb)) - 1)
+        lo = np.searchsorted(self.table, starts, "left")
+        clean = lo == np.searchsorted(self.table, ends, "right")
+        self.shift = np.uint32(_W - gb)
+        self.guide = np.where(clean, lo, -1).astype(np.int32)
+
+    def oracle(self, j: int) -> Oracle:
+        def bounds(p: int) -> tuple[int, int]:
+            q, sl, sh, nl, nh = self.cache
+            if p > 64 or j >= len(sl):
+                sl, sh, nl, nh = _gauss_sums(self.a, self.c, p + 96, p + 24, j)
+            return (sl[j] << p) // nh, -((-sh[j] << p) // nl)
+
+        return bounds
+
+    def sample(self, src: _Uniform, n: int) -> NDArray[np.int64]:
+        u = src.words(n)
+        z: NDArray[np.int64] = self.guide[u >> self.shift].astype(np.int64)
+        dirty = np.flatnonzero(z < 0)
+        if dirty.size:
+            ud = u[dirty].astype(np.int64)
+            pos = np.searchsorted(self.table, ud, "left")
+            z[dirty] = pos
+            tied = dirty[self.table[np.minimum(pos, self.size - 1)] == ud]
+            for i in tied:  # u == T_j: the smallest j with U < F(j), exactly
+                state = [int(u[i]), _W]
+                j = int(z[i])
+                while not _lazy_less(state, self.oracle(j), src):
+                    j += 1
+                    if j > _MAX_ABS:  # pragma: no cover - probability below e^{-2**100}
+                        raise OverflowError("a discrete Gaussian draw exceeded 2**62")
+                z[i] = j
+        np.negative(z, out=z, where=src.bits(n))
+        return z
 
 
-def _bernoulli_exp_one(src: _Uniform, size: int) -> NDArray[np.bool_]:
-    return _bernoulli_exp_small(src, np.ones(size, dtype=np.int64), 1)
+def _blocks(fill: Callable[[int], NDArray[np.int64]], n: int) -> NDArray[np.int64]:
+    out = np.empty(n, dtype=np.int64)
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        out[start:stop] = fill(stop - start)
+    return out
 
 
 def bernoulli_exp(gamma: Any, size: int | None = None, rng: RNGLike = None) -> Any:
     r"""Exact Bernoulli trials with success probability :math:`e^{-\gamma}` for rational :math:`\gamma > 0`.
 
-    Algorithm 1 of Canonne, Kamath & Steinke (2020), integer arithmetic only:
-    for :math:`\gamma \le 1` draw :math:`A_k \sim \mathrm{Bern}(\gamma/k)`,
-    :math:`k = 1, 2, \dots` until the first failure at :math:`K`; then
-    :math:`P(K \text{ odd}) = \sum_{k \ge 1} (\gamma^{k-1}/(k-1)! - \gamma^k/k!)[k \text{ odd}] = e^{-\gamma}`.
-    For :math:`\gamma > 1`, :math:`\lfloor\gamma\rfloor` independent
-    :math:`\mathrm{Bern}(e^{-1})` trials and one
-    :math:`\mathrm{Bern}(e^{-(\gamma-\lfloor\gamma\rfloor)})` must all succeed.
+    Each trial is the comparison :math:`U < e^{-\gamma}` of a uniform real
+    :math:`U` revealed 32 bits at a time against the exact integer
+    ``floor(exp(-gamma) 2**32)``; the rare tie is refined with more bits of
+    :math:`U` against rigorous integer bounds on :math:`e^{-\gamma}` (see the
+    module docstring), so :math:`P(\text{True}) = e^{-\gamma}` exactly, with
+    integer arithmetic only. (This replaces the series of trials
+    :math:`\mathrm{Bern}(\gamma/k)` of Canonne, Kamath & Steinke 2020,
+    Algorithm 1, which has the same law.)
 
     Parameters
     ----------
     gamma : int, Fraction, str or float
         Read exactly by :func:`as_fraction`.
     size : int, optional
-        Number of trials; ``None`` returns one bool.
+        Number of trials (1 to :data:`MAX_SIZE`); ``None`` returns one bool.
     rng : None, int or Generator
         ``None``: cryptographically secure randomness.
 
     Raises
     ------
     ValueError
-        If ``gamma`` is not a positive rational of modest size or ``size`` < 1.
+        If ``gamma`` is not a positive rational of modest size or ``size`` is
+        not an integer in ``[1, MAX_SIZE]``.
     """
     g = as_fraction("gamma", gamma)
     n = _size(size)
-    out = _bernoulli_exp(_Uniform(rng), np.full(n, g.numerator, dtype=np.int64), g.denominator)
+    src = _Uniform(rng)
+    oracle = _exp_oracle(g)
+    thr = np.uint32(_threshold(oracle))
+    out = np.empty(n, dtype=bool)
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        out[start:stop] = _bernoulli(src, thr, stop - start, lambda i: oracle)
     return bool(out[0]) if size is None else out
 
 
@@ -204,7 +530,7 @@ def as_fraction(name: str, value: Any) -> Fraction:
         else:
             check_positive_finite(name, value)
             fr = Fraction(repr(float(value)))
-    except (ValueError, ZeroDivisionError, TypeError):
+    except (ValueError, ZeroDivisionError, TypeError, OverflowError):
         raise ValueError(f"{name} must be a finite positive rational number; got {value!r}") from None
     if fr <= 0:
         raise ValueError(f"{name} must be > 0; got {value!r}")
@@ -214,40 +540,27 @@ def as_fraction(name: str, value: Any) -> Fraction:
 
 
 def _size(size: int | None) -> int:
-    return 1 if size is None else check_positive_int("size", size)
+    n = 1 if size is None else check_positive_int("size", size)
+    if n > MAX_SIZE:
+        raise ValueError(f"size must be <= MAX_SIZE = {MAX_SIZE} (memory); got {n}; draw in several calls")
+    return n
 
 
 def _shape_out(x: NDArray[np.int64], size: int | None) -> Any:
     return int(x[0]) if size is None else x
 
 
+@lru_cache(maxsize=64)
+def _laplace_tables(s: int, t: int) -> _Laplace:
+    return _Laplace(s, t)
+
+
+@lru_cache(maxsize=64)
+def _gaussian_tables(a: int, c: int) -> _Gaussian:
+    return _Gaussian(a, c)
+
+
 # --------------------------------------------------------------------------- samplers
-
-
-def _discrete_laplace(src: _Uniform, s: int, t: int, n: int) -> NDArray[np.int64]:
-    """Algorithm 2 of Canonne, Kamath & Steinke (2020): n draws of Lap_Z(t/s), vectorised."""
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
-    while filled < n:
-        m = max(64, int(1.7 * (n - filled)) + 16)
-        u = src.below(t, m)
-        keep = _bernoulli_exp(src, u, t)  # D ~ Bern(exp(-U/t)); reject if 0
-        u = u[keep]
-        v = np.zeros(u.size, dtype=np.int64)
-        going = np.arange(u.size)
-        while going.size:  # V = number of Bern(exp(-1)) successes before the first failure
-            a = _bernoulli_exp_one(src, going.size)
-            v[going[a]] += 1
-            going = going[a]
-        x = u + t * v
-        y = x // s
-        b = src.below(2, y.size)
-        ok = ~((b == 1) & (y == 0))  # reject B=1, Y=0 (so 0 is not counted twice)
-        z = ((1 - 2 * b) * y)[ok]
-        take = min(z.size, n - filled)
-        out[filled : filled + take] = z[:take]
-        filled += take
-    return out
 
 
 def sample_discrete_laplace(scale: Any, size: int | None = None, rng: RNGLike = None) -> Any:
@@ -255,15 +568,29 @@ def sample_discrete_laplace(scale: Any, size: int | None = None, rng: RNGLike = 
 
     .. math:: P(Z = z) = \frac{e^{1/b} - 1}{e^{1/b} + 1}\, e^{-|z|/b}, \qquad z \in \mathbb Z
 
-    by Algorithm 2 of Canonne, Kamath & Steinke (2020) with ``b = t/s``, using
-    only integer arithmetic and exact Bernoulli trials (Algorithm 1).
+    Why the law is exact (``q = exp(-1/b)``, ``b = t/s`` rational):
+    :math:`P(Z=0) = \tanh(1/(2b)) = (1-q)/(1+q)` is one exact Bernoulli
+    trial; given :math:`Z \ne 0`, :math:`|Z| - 1` is geometric,
+    :math:`P(|Z| - 1 = g) = (1-q) q^g`, and the sign is an independent fair
+    bit. The geometric is :math:`G = mA + B` (:math:`m = 2^k \le \max(b,1)`):
+    :math:`A` of ratio :math:`q^m` by exact inversion of one uniform, and
+    :math:`B` on :math:`[0, m)` with :math:`P(B=j) \propto q^j` by rejection
+    from a uniform :math:`j` accepted with probability :math:`q^j`;
+    :math:`q^{ma+j} = (q^m)^a q^j` makes :math:`(A, B)` independent with
+    exactly these laws. Every trial compares uniform integers with exact
+    integer thresholds (ties refined exactly; see the module docstring), so
+    no float is used and the output law is exactly
+    :math:`\mathrm{Lap}_{\mathbb Z}(b)` (the same law as Algorithm 2 of
+    Canonne, Kamath & Steinke 2020). A draw with :math:`|Z| > 2^{62}`
+    (probability below :math:`e^{-2^{37}}`) raises OverflowError rather
+    than wrapping.
 
     Parameters
     ----------
     scale : int, Fraction, str or float
         The scale :math:`b > 0`, read exactly by :func:`as_fraction`.
     size : int, optional
-        Number of samples; ``None`` returns one Python int.
+        Number of samples, 1 to :data:`MAX_SIZE`; ``None`` returns one Python int.
     rng : None, int or numpy.random.Generator
         ``None`` (default): cryptographically secure randomness (``secrets``).
         A seed or Generator: reproducible, for verification only.
@@ -271,11 +598,14 @@ def sample_discrete_laplace(scale: Any, size: int | None = None, rng: RNGLike = 
     Raises
     ------
     ValueError
-        If ``scale`` is not a positive rational of modest size or ``size`` < 1.
+        If ``scale`` is not a positive rational of modest size (NaN, inf, <= 0,
+        numerator or denominator >= 2**24) or ``size`` is not in ``[1, MAX_SIZE]``.
     """
     b = as_fraction("scale", scale)
     n = _size(size)
-    return _shape_out(_discrete_laplace(_Uniform(rng), b.denominator, b.numerator, n), size)
+    src = _Uniform(rng)
+    tables = _laplace_tables(b.denominator, b.numerator)
+    return _shape_out(_blocks(lambda k: tables.sample(src, k), n), size)
 
 
 def sample_discrete_gaussian(sigma2: Any, size: int | None = None, rng: RNGLike = None) -> Any:
@@ -283,11 +613,18 @@ def sample_discrete_gaussian(sigma2: Any, size: int | None = None, rng: RNGLike 
 
     .. math:: P(Z = z) = \frac{e^{-z^2/(2\sigma^2)}}{\sum_{y\in\mathbb Z} e^{-y^2/(2\sigma^2)}}
 
-    by Algorithm 3 of Canonne, Kamath & Steinke (2020): with
+    Algorithm 3 of Canonne, Kamath & Steinke (2020): with
     :math:`t = \lfloor\sigma\rfloor + 1`, draw :math:`Y \sim \mathrm{Lap}_{\mathbb Z}(t)`
-    and accept it with probability
-    :math:`\exp(-(|Y| - \sigma^2/t)^2 / (2\sigma^2))`, a rational exponent,
-    so the trial is exact.
+    (exactly, as in :func:`sample_discrete_laplace`) and accept it with
+    probability :math:`p(|Y|) = \exp(-(|Y| - \sigma^2/t)^2 / (2\sigma^2))`.
+    Since :math:`e^{-|y|/t}\, p(|y|) = e^{-y^2/(2\sigma^2)} e^{-\sigma^2/(2t^2)}`,
+    the accepted values have exactly the discrete Gaussian law (their
+    Theorem 14). The acceptance trial compares a uniform word with the exact
+    integer ``floor(p(|Y|) 2**32)`` from a table (exact interval recurrence
+    over :math:`|Y|`; zero beyond the point where :math:`p < 2^{-32}`), with
+    ties refined exactly, so it has probability exactly :math:`p(|Y|)`;
+    accepted proposals are i.i.d. with the target law, so keeping the first
+    ``size`` of them is exact. No float is used.
 
     Parameters
     ----------
@@ -300,31 +637,14 @@ def sample_discrete_gaussian(sigma2: Any, size: int | None = None, rng: RNGLike 
     Raises
     ------
     ValueError
-        If ``sigma2`` is not a positive rational of modest size or ``size`` < 1.
+        If ``sigma2`` is not a positive rational of modest size or ``size`` is
+        not in ``[1, MAX_SIZE]``.
     """
     s2 = as_fraction("sigma2", sigma2)
-    a, c = s2.numerator, s2.denominator
     n = _size(size)
     src = _Uniform(rng)
-    t = math.isqrt(a * c) // c + 1  # floor(sqrt(a/c)) + 1
-    den = 2 * a * c * t * t
-    if den > _MAX_INT:
-        raise ValueError(f"sigma2 = {s2} is too large for the exact sampler's int64 arithmetic")
-    out = np.empty(n, dtype=np.int64)
-    filled = 0
-    while filled < n:
-        m = max(64, int(1.6 * (n - filled)) + 16)
-        y = _discrete_laplace(src, 1, t, m)
-        # gamma = (|Y| - sigma^2/t)^2 / (2 sigma^2) = (|Y| c t - a)^2 / (2 a c t^2)
-        diff = np.abs(y) * (c * t) - a
-        if np.abs(diff).max() >= 1 << 31:  # diff**2 would overflow int64: use Python ints
-            diff = diff.astype(object)
-        keep = _bernoulli_exp(src, diff * diff, den)
-        z = y[keep]
-        take = min(z.size, n - filled)
-        out[filled : filled + take] = z[:take]
-        filled += take
-    return _shape_out(out, size)
+    tables = _gaussian_tables(s2.numerator, s2.denominator)
+    return _shape_out(_blocks(lambda k: tables.sample(src, k), n), size)
 
 
 def discrete_laplace_pmf(z: ArrayLike, scale: Any) -> NDArray[np.float64]:
@@ -363,13 +683,34 @@ def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
 
 
 def _integer_array(name: str, value: ArrayLike) -> NDArray[np.int64]:
-    arr = np.asarray(value)
+    """``value`` as int64, every element an integer with ``|x| <= 2**62`` (so ``x + noise`` cannot wrap)."""
+    try:
+        arr = np.asarray(value)
+    except (OverflowError, ValueError, TypeError):
+        raise ValueError(f"{name} must be integers with |{name}| <= 2**62; got {value!r}") from None
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name} must be integers, not bools")
+    if arr.dtype.kind == "O" and all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat):
+        if any(abs(int(v)) > 1 << 62 for v in arr.flat):
+            raise ValueError(f"{name} must satisfy |{name}| <= 2**62 (so that {name} + noise fits in int64)")
+        return arr.astype(np.int64)
     if arr.dtype.kind in "iu":
+        if arr.size and (int(arr.max()) > 1 << 62 or int(arr.min()) < -(1 << 62)):
+            raise ValueError(f"{name} must satisfy |{name}| <= 2**62 (so that {name} + noise fits in int64)")
         return arr.astype(np.int64)
     farr = check_finite_array(name, arr)
     if not np.all(farr == np.round(farr)) or np.any(np.abs(farr) >= 2.0**62):
         raise ValueError(f"{name} must be integers (this mechanism works on an integer-valued query); got {value!r}")
     return farr.astype(np.int64)
+
+
+def _add_noise(name: str, flat: NDArray[np.int64], noise: NDArray[np.int64]) -> NDArray[np.int64]:
+    """``flat + noise``, refusing (never wrapping) a sum outside int64; cannot fire for |value| <= 2**62."""
+    info = np.iinfo(np.int64)
+    over = (flat > info.max - np.maximum(noise, 0)) | (flat < info.min - np.minimum(noise, 0))
+    if np.any(over):  # pragma: no cover - excluded by the |value| <= 2**62 and |noise| < 2**62 bounds
+        raise ValueError(f"{name} + noise overflows int64")
+    return flat + noise
 
 
 def discrete_laplace_mechanism(value: ArrayLike, sensitivity: int, epsilon: Any, rng: RNGLike = None) -> Any:
@@ -381,13 +722,15 @@ def discrete_laplace_mechanism(value: ArrayLike, sensitivity: int, epsilon: Any,
     probabilities is :math:`e^{(|z - f(D')| - |z - f(D)|)\varepsilon/\Delta} \le e^{\varepsilon}`
     by the triangle inequality, exactly as for the continuous Laplace
     mechanism. The noise is sampled exactly with integer arithmetic only
-    (Canonne, Kamath & Steinke 2020, Algorithm 2), so there is no
-    floating-point side channel (Mironov 2012).
+    (:func:`sample_discrete_laplace`), so there is no floating-point side
+    channel (Mironov 2012). Values are limited to :math:`|x| \le 2^{62}` and
+    noise to :math:`|Z| < 2^{62}`, so the int64 sum never wraps.
 
     Parameters
     ----------
     value : int or array_like of int
-        The true integer answer(s); each coordinate gets independent noise.
+        The true integer answer(s), :math:`|x| \le 2^{62}`, at most
+        :data:`MAX_SIZE` of them; each coordinate gets independent noise.
     sensitivity : int
         The global L1 sensitivity :math:`\Delta \ge 1` (an integer).
     epsilon : int, Fraction, str or float
@@ -402,16 +745,21 @@ def discrete_laplace_mechanism(value: ArrayLike, sensitivity: int, epsilon: Any,
     Raises
     ------
     ValueError
-        If ``value`` is not integer-valued and finite, ``sensitivity`` is not a
-        positive integer, or ``epsilon`` is not a positive rational.
+        If ``value`` is not integer-valued and finite or has an element with
+        :math:`|x| > 2^{62}` (or more than MAX_SIZE elements), ``sensitivity``
+        is not a positive integer, or ``epsilon`` is not a positive rational.
     """
     delta_f = check_positive_int("sensitivity", sensitivity)
     eps = as_fraction("epsilon", epsilon)
     arr = _integer_array("value", value)
     scale = Fraction(delta_f) / eps
+    if scale.numerator >= _MAX_PARAM or scale.denominator >= _MAX_PARAM:
+        raise ValueError(f"sensitivity/epsilon = {scale} has a numerator or denominator >= 2**24")
+    if arr.size > MAX_SIZE:
+        raise ValueError(f"value has {arr.size} elements; at most MAX_SIZE = {MAX_SIZE} per call")
     flat = arr.reshape(-1)
-    noise = _discrete_laplace(_Uniform(rng), scale.denominator, scale.numerator, max(1, flat.size))[: flat.size]
-    out = (flat + noise).reshape(arr.shape)
+    noise = np.asarray(sample_discrete_laplace(scale, max(1, flat.size), rng))[: flat.size]
+    out = _add_noise("value", flat, noise).reshape(arr.shape)
     return int(out) if out.ndim == 0 else out
 
 
@@ -421,15 +769,20 @@ def discrete_gaussian_mechanism(value: ArrayLike, sigma2: Any, rng: RNGLike = No
     Canonne, Kamath & Steinke (2020) show that for integer queries of L2
     sensitivity :math:`\Delta` this satisfies
     :math:`\tfrac12(\Delta/\sigma)^2`-concentrated DP, as the continuous
-    Gaussian mechanism does; the noise is sampled exactly (their Algorithm 3).
+    Gaussian mechanism does; the noise is sampled exactly (their Algorithm 3,
+    :func:`sample_discrete_gaussian`). Values are limited to
+    :math:`|x| \le 2^{62}` so that the int64 sum never wraps.
 
     Raises
     ------
     ValueError
-        If ``value`` is not integer-valued or ``sigma2`` is not a positive rational.
+        If ``value`` is not integer-valued, has an element with :math:`|x| > 2^{62}`
+        or more than MAX_SIZE elements, or ``sigma2`` is not a positive rational.
     """
     arr = _integer_array("value", value)
+    if arr.size > MAX_SIZE:
+        raise ValueError(f"value has {arr.size} elements; at most MAX_SIZE = {MAX_SIZE} per call")
     flat = arr.reshape(-1)
     noise = np.asarray(sample_discrete_gaussian(sigma2, max(1, flat.size), rng))[: flat.size]
-    out = (flat + noise).reshape(arr.shape)
+    out = _add_noise("value", flat, noise).reshape(arr.shape)
     return int(out) if out.ndim == 0 else out
