@@ -613,18 +613,21 @@ def sample_discrete_gaussian(sigma2: Any, size: int | None = None, rng: RNGLike 
 
     .. math:: P(Z = z) = \frac{e^{-z^2/(2\sigma^2)}}{\sum_{y\in\mathbb Z} e^{-y^2/(2\sigma^2)}}
 
-    Algorithm 3 of Canonne, Kamath & Steinke (2020): with
-    :math:`t = \lfloor\sigma\rfloor + 1`, draw :math:`Y \sim \mathrm{Lap}_{\mathbb Z}(t)`
-    (exactly, as in :func:`sample_discrete_laplace`) and accept it with
-    probability :math:`p(|Y|) = \exp(-(|Y| - \sigma^2/t)^2 / (2\sigma^2))`.
-    Since :math:`e^{-|y|/t}\, p(|y|) = e^{-y^2/(2\sigma^2)} e^{-\sigma^2/(2t^2)}`,
-    the accepted values have exactly the discrete Gaussian law (their
-    Theorem 14). The acceptance trial compares a uniform word with the exact
-    integer ``floor(p(|Y|) 2**32)`` from a table (exact interval recurrence
-    over :math:`|Y|`; zero beyond the point where :math:`p < 2^{-32}`), with
-    ties refined exactly, so it has probability exactly :math:`p(|Y|)`;
-    accepted proposals are i.i.d. with the target law, so keeping the first
-    ``size`` of them is exact. No float is used.
+    Why the law is exact: :math:`|Z|` is drawn by inversion of its exact
+    distribution function, :math:`|Z| = \min\{j \ge 0 : U < F(j)\}` with
+    :math:`F(j) = \sum_{|i| \le j} w_i / \sum_{i \in \mathbb Z} w_i`,
+    :math:`w_i = e^{-i^2/(2\sigma^2)}`, for one uniform real :math:`U`; then
+    :math:`P(|Z| = j) = F(j) - F(j-1)` exactly, and an independent fair sign
+    for :math:`|Z| > 0` gives :math:`P(Z = \pm j) = w_j/\sum_i w_i`. The
+    comparisons :math:`U < F(j)` are made against the exact integers
+    ``floor(F(j) 2**32)``, computed once per ``sigma2`` by interval arithmetic
+    on Python integers (the exact recurrence
+    :math:`w_{i+1} = w_i\, e^{-(2i+1)/(2\sigma^2)}` and a rigorous bound on the
+    tail of the normaliser), and the rare tie ``u == floor(F(j) 2**32)`` is
+    refined with more bits of :math:`U` against bounds on :math:`F(j)` at any
+    precision (module docstring). No float is used. The law is the one that
+    Algorithm 3 of Canonne, Kamath & Steinke (2020) samples by rejection from
+    a discrete Laplace proposal; inversion needs one uniform word per sample.
 
     Parameters
     ----------
