@@ -90,7 +90,6 @@ _MAX_ABS = (1 << 62) - 1  # |noise| <= _MAX_ABS and |value| <= 2**62, so value +
 _W = 32  # bits of U revealed per word
 _WMAX = (1 << _W) - 1
 _BLOCK = 1 << 16  # elements per vectorised block (keeps temporaries in cache and memory flat)
-_GUIDE = 16  # bits of u used to index the inversion guide table
 
 Oracle = Callable[[int], tuple[int, int]]
 """``oracle(P) -> (lo, hi)`` with ``lo <= p * 2**P <= hi`` (integers, hi - lo small)."""
@@ -251,7 +250,7 @@ def _bernoulli(src: _Uniform, thr: NDArray[np.uint32] | np.uint32, n: int, oracl
 
 
 class _Geometric:
-    r"""Exact :math:`P(A = a) = (1 - r) r^a`, :math:`r = e^{-x}`, :math:`x > 1/8` rational, by inversion.
+    r"""Exact :math:`P(A = a) = (1 - r) r^a`, :math:`r = e^{-x}`, rational :math:`x > 0`, by inversion.
 
     :math:`A = \#\{a \ge 1 : U < r^a\}` for one uniform :math:`U` (so
     :math:`P(A \ge a) = r^a`). With ``T_a = floor(r^a 2**32)`` (a = 1..K, the
@@ -259,32 +258,36 @@ class _Geometric:
     ``a`` with ``T_a > u`` satisfies :math:`U < r^a`, every ``a`` with
     ``T_a < u`` does not, and only ``T_a == u`` is refined (:func:`_lazy_less`,
     continuing past ``K`` while :math:`U < r^a`, so the tail is exact too).
-    A guide table on the top 16 bits of ``u`` gives the count directly
-    unless a threshold falls inside the bucket.
+    A guide table on the top 16 to 20 bits of ``u`` gives the count directly
+    unless a threshold falls inside the bucket (then a binary search).
     """
 
     def __init__(self, x: Fraction) -> None:
         self.x = x
-        thr: list[int] = []
-        while not thr or thr[-1] > 0:
-            thr.append(_threshold(_exp_oracle((len(thr) + 1) * x)))
-        self.k = len(thr)
-        self.asc = np.array(thr[::-1], dtype=np.int64)  # T_K = 0 <= ... <= T_1
-        starts = np.arange(1 << _GUIDE, dtype=np.int64) << (_W - _GUIDE)
-        ends = starts + ((1 << (_W - _GUIDE)) - 1)
+        count = math.ceil(Fraction(222, 10) / x) + 2  # r^a <= e^-22.2 < 2**-32 for a >= 22.2/x: a zero threshold
+        tab = _power_table(x, count + 1)
+        zeros = np.flatnonzero(tab[1:] == 0)
+        if not zeros.size:  # pragma: no cover
+            raise RuntimeError("internal: geometric table has no zero threshold")
+        self.k = int(zeros[0]) + 1
+        self.asc = tab[1 : self.k + 1][::-1].astype(np.int64)  # T_K = 0 <= ... <= T_1
+        gb = min(20, max(16, (16 * self.k).bit_length()))
+        starts = np.arange(1 << gb, dtype=np.int64) << (_W - gb)
+        ends = starts + ((1 << (_W - gb)) - 1)
         clean = np.searchsorted(self.asc, starts, "left") == np.searchsorted(self.asc, ends, "right")
-        count = self.k - np.searchsorted(self.asc, ends, "right")
-        self.guide = np.where(clean, count, -1).astype(np.int16)
+        count_end = self.k - np.searchsorted(self.asc, ends, "right")
+        self.shift = np.uint32(_W - gb)
+        self.guide = np.where(clean, count_end, -1).astype(np.int16 if self.k < 2**15 else np.int32)
 
     def sample(self, src: _Uniform, n: int, limit: int) -> NDArray[np.int64]:
         u = src.words(n)
-        a: NDArray[np.int64] = self.guide[u >> (_W - _GUIDE)].astype(np.int64)
+        a: NDArray[np.int64] = self.guide[u >> self.shift].astype(np.int64)
         dirty = np.flatnonzero(a < 0)
         if dirty.size:
             ud = u[dirty].astype(np.int64)
             right = np.searchsorted(self.asc, ud, "right")
             a[dirty] = self.k - right
-            tied = dirty[np.searchsorted(self.asc, ud, "left") < right]
+            tied = dirty[self.asc[np.maximum(right - 1, 0)] == ud]  # asc[0] = 0 <= u: right >= 1
             for i in tied:  # u equals some T_a: decide U < r^a exactly, a = first tied index upwards
                 state = [int(u[i]), _W]
                 j = int(a[i]) + 1
@@ -304,28 +307,25 @@ class _Laplace:
       :math:`P(|Z| = g+1) = 2\tanh(1/(2b)) q^{g+1}` and
       :math:`2\tanh(1/(2b))\,q/(1 - \tanh(1/(2b))) = 1 - q`), and an
       independent fair sign.
-    * :math:`G = mA + B` with :math:`m = 2^k \le \max(b, 1) < 2m`:
+    * :math:`G = mA + B` with :math:`m = 2^k`, :math:`k = \min(12, \max(0, \lfloor\log_2 b\rfloor - 2))`
+      (so :math:`m \le \max(b/4, 1)` and :math:`m \le 4096`):
       :math:`A` geometric of ratio :math:`q^m` (:class:`_Geometric`) and
       :math:`B` on :math:`[0, m)` with :math:`P(B = j) \propto q^j`,
       independent, because :math:`q^{ma+j} = (q^m)^a q^j` factorises over the
       unique pair :math:`(a, j)` of each :math:`g`. :math:`B` is drawn by
       rejection: a uniform :math:`j` on :math:`[0, m)` is accepted with
-      probability :math:`q^j = q^{j_{hi} 2^{h}} q^{j_{lo}}`, the product of
-      two independent exact Bernoulli trials read from two tables of
-      thresholds (at most 4096 entries each); acceptance is at least
-      :math:`1 - e^{-1} \approx 0.63` per round.
+      probability :math:`q^j`, one exact Bernoulli trial read from a table of
+      ``m`` thresholds; acceptance is at least :math:`(1 - e^{-1/4})\cdot 4 \approx 0.88` per round.
     """
 
     def __init__(self, s: int, t: int) -> None:
         self.x1 = Fraction(s, t)
         self.t0 = np.uint32(_threshold(self._zero_oracle))
-        self.k = max(0, (t // s).bit_length() - 3)  # m = 2**k <= b/4: B accepted with probability >= 0.88
+        self.k = min(12, max(0, (t // s).bit_length() - 3))  # m = 2**k <= b/4: B accepted w.p. >= 0.88
         self.m = 1 << self.k
         self.geom = _Geometric(self.m * self.x1)
         self.limit = _MAX_ABS // self.m - 1
-        self.klo = self.k if self.k <= 12 else (self.k + 1) // 2  # one table up to 4096 entries, else two
-        self.lo_tab = _power_table(self.x1, 1 << self.klo)
-        self.hi_tab = _power_table(self.x1 * (1 << self.klo), 1 << (self.k - self.klo))
+        self.lo_tab = _power_table(self.x1, self.m)
 
     def _zero_oracle(self, p: int) -> tuple[int, int]:
         ql, qh = _exp_neg_bounds(self.x1, p + 4)
@@ -344,16 +344,11 @@ class _Laplace:
 
     def _add_b(self, src: _Uniform, g: NDArray[np.int64]) -> None:
         pending: NDArray[np.intp] | None = None  # None: every element (first round, no indexing)
-        mask_lo = np.uint32((1 << self.klo) - 1)
-        xhi = self.x1 * (1 << self.klo)
+        mask = np.uint32(self.m - 1)
         while pending is None or pending.size:
             size = g.size if pending is None else pending.size
-            j = src.words(size) & np.uint32(self.m - 1)
-            jl = j & mask_lo
-            acc = _bernoulli(src, self.lo_tab[jl], size, _indexed_exp(jl, self.x1))
-            if self.klo < self.k:
-                jh = j >> np.uint32(self.klo)
-                acc &= _bernoulli(src, self.hi_tab[jh], size, _indexed_exp(jh, xhi))
+            j = src.words(size) & mask
+            acc = _bernoulli(src, self.lo_tab[j], size, _indexed_exp(j, self.x1))
             if pending is None:
                 g += np.where(acc, j, np.uint32(0))
                 pending = np.flatnonzero(~acc)

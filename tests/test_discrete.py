@@ -182,8 +182,6 @@ def test_laplace_tables_are_exact_floors(s, t):
     assert tab.geom.asc[0] == 0 and (tab.geom.k == 1 or tab.geom.asc[1] > 0)
     for j in {0, 1, tab.lo_tab.size // 2, tab.lo_tab.size - 1} & set(range(tab.lo_tab.size)):
         assert int(tab.lo_tab[j]) == _floor32(q**j)
-    for j in (0, tab.hi_tab.size - 1):
-        assert int(tab.hi_tab[j]) == _floor32(q ** (j << tab.klo))
 
 
 @pytest.mark.parametrize(("a", "c"), [(1, 1), (9, 4), (1, 1000), (10**6, 1), (2**24 - 1, 1)])
