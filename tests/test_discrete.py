@@ -153,6 +153,22 @@ def test_bernoulli_exp_is_exact(gamma):
         assert not check_probability(sampler, lambda x: x > 0.5, N, p * 1.1, alpha=ALPHA).passed
 
 
+@pytest.mark.parametrize("scale", [10, 1000, 10**6])
+def test_laplace_components_have_their_laws(scale):
+    """G = mA + B: B on [0, m) with P(B = j) proportional to q^j, A geometric with P(A >= 1) = q^m (mpmath)."""
+    tab = dd._laplace_tables(1, scale)
+    src = dd._Uniform(np.random.default_rng())
+    q, m, n = mpmath.exp(-mpmath.mpf(1) / scale), tab.m, 400_000
+    assert m > 1
+    b = np.zeros(n, dtype=np.int64)
+    tab._add_b(src, b)
+    assert b.min() >= 0 and b.max() < m
+    p_low = (1 - q ** (m // 2)) / (1 - q**m)  # P(B < m/2)
+    assert probability_result(int((b < m // 2).sum()), n, float(p_low), alpha=ALPHA).passed
+    a = tab.geom.sample(src, n, 2**40)
+    assert probability_result(int((a >= 1).sum()), n, float(q**m), alpha=ALPHA).passed
+
+
 # ----------------------------------------------------------------------------- exact thresholds (deterministic)
 
 
