@@ -156,7 +156,7 @@ def _exp_oracle(x: Fraction) -> Oracle:
     return lambda p: _exp_neg_bounds(x, p)
 
 
-def _indexed_exp(idx: NDArray[np.uint32], x: Fraction) -> Callable[[int], Oracle]:
+def _indexed_exp(idx: NDArray[Any], x: Fraction) -> Callable[[int], Oracle]:
     """Element ``i`` -> the oracle of ``exp(-idx[i] x)``."""
     return lambda i: _exp_oracle(int(idx[i]) * x)
 
@@ -173,21 +173,37 @@ def _threshold(oracle: Oracle) -> int:
     raise RuntimeError("internal: threshold not resolved at 16384 bits")  # pragma: no cover
 
 
-def _power_table(x: Fraction, size: int) -> NDArray[np.uint32]:
-    """Thresholds ``floor(exp(-j x) 2**32)`` (capped at ``2**32-1``) for ``j < size``, exactly.
+def _scaled_exp_oracle(lead: Oracle, x: Fraction) -> Oracle:
+    """Bounds of ``c * exp(-x)`` from the bounds of ``c`` (``lead``) and of ``exp(-x)``, 8 guard bits."""
 
-    Interval recurrence ``exp(-(j+1)x) = exp(-jx) exp(-x)`` at ``p`` bits with
-    directed rounding; an entry whose floor the interval does not settle is
-    recomputed directly by :func:`_threshold`.
+    def bounds(p: int) -> tuple[int, int]:
+        q = p + 8
+        cl, ch = lead(q)
+        el, eh = _exp_neg_bounds(x, q)
+        return cl * el >> (q + 8), -((-ch * eh) >> (q + 8))
+
+    return bounds
+
+
+def _power_table(x: Fraction, size: int, lead: Oracle | None = None) -> NDArray[np.uint32]:
+    """Thresholds ``floor(c exp(-j x) 2**32)`` (capped at ``2**32-1``) for ``j < size``, exactly.
+
+    ``c`` is 1, or the number bounded by ``lead``. Interval recurrence
+    ``c exp(-(j+1)x) = c exp(-jx) exp(-x)`` at ``p`` bits with directed
+    rounding; an entry whose floor the interval does not settle is recomputed
+    directly by :func:`_threshold`.
     """
     p = 96 + size.bit_length()
     bl, bh = _exp_neg_bounds(x, p)
-    lo = hi = 1 << p
+    lo, hi = (1 << p, 1 << p) if lead is None else lead(p)
     out = np.empty(size, dtype=np.uint32)
     sh = p - _W
     for j in range(size):
         tl, th = min(lo >> sh, _WMAX), min(hi >> sh, _WMAX)
-        out[j] = tl if tl == th else _threshold(_exp_oracle(j * x))
+        if tl == th:
+            out[j] = tl
+        else:
+            out[j] = _threshold(_exp_oracle(j * x) if lead is None else _scaled_exp_oracle(lead, j * x))
         lo, hi = lo * bl >> p, -((-hi * bh) >> p)
     return out
 
@@ -207,6 +223,10 @@ class _Uniform:
             return np.frombuffer(secrets.token_bytes(4 * size), dtype=np.uint32)
         raw = self.gen.bit_generator.random_raw((size + 1) // 2)
         return np.asarray(raw, dtype=np.uint64).view(np.uint32)[:size]
+
+    def halves(self, size: int) -> NDArray[np.uint16]:
+        """``size`` uniform 16-bit integers (the halves of ``ceil(size/2)`` words)."""
+        return self.words((size + 1) // 2).view(np.uint16)[:size]
 
     def word(self) -> int:
         return int(self.words(1)[0])
@@ -250,27 +270,31 @@ def _bernoulli(src: _Uniform, thr: NDArray[np.uint32] | np.uint32, n: int, oracl
 
 
 class _Geometric:
-    r"""Exact :math:`P(A = a) = (1 - r) r^a`, :math:`r = e^{-x}`, rational :math:`x > 0`, by inversion.
+    r"""Exact inversion of :math:`P(V \ge v) = c\, r^{v-1}` (:math:`v \ge 1`), :math:`r = e^{-x}`, :math:`x > 0`.
 
-    :math:`A = \#\{a \ge 1 : U < r^a\}` for one uniform :math:`U` (so
-    :math:`P(A \ge a) = r^a`). With ``T_a = floor(r^a 2**32)`` (a = 1..K, the
+    With ``lead=None``, :math:`c = r` and :math:`V` is geometric,
+    :math:`P(V = a) = (1 - r) r^a`; otherwise :math:`0 < c \le 1` is the number
+    bounded by the oracle ``lead`` (the discrete Laplace uses
+    :math:`c = P(Z \ne 0)`). :math:`V = \#\{v \ge 1 : U < c\,r^{v-1}\}` for one
+    uniform :math:`U`. With ``T_v = floor(c r^(v-1) 2**32)`` (v = 1..K, the
     first zero threshold is ``T_K``) and ``u`` the first word of ``U``: every
-    ``a`` with ``T_a > u`` satisfies :math:`U < r^a`, every ``a`` with
-    ``T_a < u`` does not, and only ``T_a == u`` is refined (:func:`_lazy_less`,
-    continuing past ``K`` while :math:`U < r^a`, so the tail is exact too).
+    ``v`` with ``T_v > u`` satisfies :math:`U < c\,r^{v-1}`, every ``v`` with
+    ``T_v < u`` does not, and only ``T_v == u`` is refined (:func:`_lazy_less`,
+    continuing past ``K`` while :math:`U < c\,r^{v-1}`, so the tail is exact too).
     A guide table on the top 16 to 20 bits of ``u`` gives the count directly
     unless a threshold falls inside the bucket (then a binary search).
     """
 
-    def __init__(self, x: Fraction) -> None:
+    def __init__(self, x: Fraction, lead: Oracle | None = None) -> None:
         self.x = x
-        count = math.ceil(Fraction(222, 10) / x) + 2  # r^a <= e^-22.2 < 2**-32 for a >= 22.2/x: a zero threshold
-        tab = _power_table(x, count + 1)
-        zeros = np.flatnonzero(tab[1:] == 0)
+        self.lead = _exp_oracle(x) if lead is None else lead
+        count = math.ceil(Fraction(222, 10) / x) + 3  # c r^(v-1) <= e^-22.2 < 2**-32 for v - 1 >= 22.2/x
+        tab = _power_table(x, count, self.lead)  # tab[v - 1] = T_v
+        zeros = np.flatnonzero(tab == 0)
         if not zeros.size:  # pragma: no cover
-            raise RuntimeError("internal: geometric table has no zero threshold")
+            raise RuntimeError("internal: inversion table has no zero threshold")
         self.k = int(zeros[0]) + 1
-        self.asc = tab[1 : self.k + 1][::-1].astype(np.int64)  # T_K = 0 <= ... <= T_1
+        self.asc = tab[: self.k][::-1].astype(np.int64)  # T_K = 0 <= ... <= T_1
         gb = min(20, max(16, (16 * self.k).bit_length()))
         starts = np.arange(1 << gb, dtype=np.int64) << (_W - gb)
         ends = starts + ((1 << (_W - gb)) - 1)
@@ -278,6 +302,10 @@ class _Geometric:
         count_end = self.k - np.searchsorted(self.asc, ends, "right")
         self.shift = np.uint32(_W - gb)
         self.guide = np.where(clean, count_end, -1).astype(np.int16 if self.k < 2**15 else np.int32)
+
+    def oracle(self, v: int) -> Oracle:
+        r"""Bounds of :math:`P(V \ge v) = c\, r^{v-1}`."""
+        return _scaled_exp_oracle(self.lead, (v - 1) * self.x)
 
     def sample(self, src: _Uniform, n: int, limit: int) -> NDArray[np.int64]:
         u = src.words(n)
@@ -291,7 +319,7 @@ class _Geometric:
             for i in tied:  # u equals some T_a: decide U < r^a exactly, a = first tied index upwards
                 state = [int(u[i]), _W]
                 j = int(a[i]) + 1
-                while _lazy_less(state, _exp_oracle(j * self.x), src):
+                while _lazy_less(state, self.oracle(j), src):
                     j += 1
                     if j > limit:
                         raise OverflowError("a discrete Laplace draw exceeded 2**62 (probability below exp(-2**37))")
@@ -302,7 +330,7 @@ class _Geometric:
 class _Laplace:
     r"""Tables for exact :math:`\mathrm{Lap}_{\mathbb Z}(b)`, :math:`b = t/s`, :math:`q = e^{-s/t}` (cached per ``b``).
 
-    * :math:`P(Z = 0) = (1-q)/(1+q) = \tanh(1/(2b))`: one exact Bernoulli;
+    * :math:`P(Z = 0) = (1-q)/(1+q) = \tanh(1/(2b))`;
     * otherwise :math:`|Z| = 1 + G` with :math:`P(G = g) = (1-q) q^g` (since
       :math:`P(|Z| = g+1) = 2\tanh(1/(2b)) q^{g+1}` and
       :math:`2\tanh(1/(2b))\,q/(1 - \tanh(1/(2b))) = 1 - q`), and an
@@ -316,27 +344,32 @@ class _Laplace:
       rejection: a uniform :math:`j` on :math:`[0, m)` is accepted with
       probability :math:`q^j`, one exact Bernoulli trial read from a table of
       ``m`` thresholds; acceptance is at least :math:`(1 - e^{-1/4})\cdot 4 \approx 0.88` per round.
+    * :math:`Z = 0` and :math:`A` come from one inversion (:class:`_Geometric` with
+      :math:`c = P(Z \ne 0) = 2q/(1+q)`): :math:`P(V \ge 1 + a) = c\,(q^m)^a`, so
+      :math:`V = 0` has probability :math:`1 - c = P(Z = 0)` and, given :math:`V \ge 1`,
+      :math:`A = V - 1` is geometric of ratio :math:`q^m`, as required.
     """
 
     def __init__(self, s: int, t: int) -> None:
         self.x1 = Fraction(s, t)
-        self.t0 = np.uint32(_threshold(self._zero_oracle))
         self.k = min(12, max(0, (t // s).bit_length() - 3))  # m = 2**k <= b/4: B accepted w.p. >= 0.88
         self.m = 1 << self.k
-        self.geom = _Geometric(self.m * self.x1)
-        self.limit = _MAX_ABS // self.m - 1
+        self.inv = _Geometric(self.m * self.x1, self._nonzero_oracle)  # V = 0 iff Z = 0, else V = 1 + A
+        self.limit = _MAX_ABS // self.m - 2
         self.lo_tab = _power_table(self.x1, self.m)
 
-    def _zero_oracle(self, p: int) -> tuple[int, int]:
+    def _nonzero_oracle(self, p: int) -> tuple[int, int]:
+        """Bounds of ``P(Z != 0) = 2q/(1+q)`` (increasing in ``q``)."""
         ql, qh = _exp_neg_bounds(self.x1, p + 4)
         one = 1 << (p + 4)
-        return ((one - qh) << p) // (one + qh), -((-(one - ql) << p) // (one + ql))
+        return (2 * ql << p) // (one + ql), -((-2 * qh << p) // (one + qh))
 
     def sample(self, src: _Uniform, n: int) -> NDArray[np.int64]:
-        g = self.geom.sample(src, n, self.limit) << self.k
+        v = self.inv.sample(src, n, self.limit)
+        zero = v == 0
+        g = (v - 1) << self.k
         if self.k:
             self._add_b(src, g)
-        zero = _bernoulli(src, self.t0, n, lambda i: self._zero_oracle)
         g += 1
         g[zero] = 0
         np.negative(g, out=g, where=src.bits(n))
@@ -344,13 +377,13 @@ class _Laplace:
 
     def _add_b(self, src: _Uniform, g: NDArray[np.int64]) -> None:
         pending: NDArray[np.intp] | None = None  # None: every element (first round, no indexing)
-        mask = np.uint32(self.m - 1)
+        mask = np.uint16(self.m - 1)
         while pending is None or pending.size:
             size = g.size if pending is None else pending.size
-            j = src.words(size) & mask
+            j = src.halves(size) & mask
             acc = _bernoulli(src, self.lo_tab[j], size, _indexed_exp(j, self.x1))
             if pending is None:
-                g += np.where(acc, j, np.uint32(0))
+                g += np.where(acc, j, np.uint16(0))
                 pending = np.flatnonzero(~acc)
             else:
                 g[pending[acc]] += j[acc]

@@ -155,7 +155,7 @@ def test_bernoulli_exp_is_exact(gamma):
 
 @pytest.mark.parametrize("scale", [10, 1000, 10**6])
 def test_laplace_components_have_their_laws(scale):
-    """G = mA + B: B on [0, m) with P(B = j) proportional to q^j, A geometric with P(A >= 1) = q^m (mpmath)."""
+    """|Z| = 1 + mA + B: B on [0, m) with P(B = j) proportional to q^j; V = 0 (Z = 0) or 1 + A (mpmath)."""
     tab = dd._laplace_tables(1, scale)
     src = dd._Uniform(np.random.default_rng())
     q, m, n = mpmath.exp(-mpmath.mpf(1) / scale), tab.m, 400_000
@@ -165,8 +165,9 @@ def test_laplace_components_have_their_laws(scale):
     assert b.min() >= 0 and b.max() < m
     p_low = (1 - q ** (m // 2)) / (1 - q**m)  # P(B < m/2)
     assert probability_result(int((b < m // 2).sum()), n, float(p_low), alpha=ALPHA).passed
-    a = tab.geom.sample(src, n, 2**40)
-    assert probability_result(int((a >= 1).sum()), n, float(q**m), alpha=ALPHA).passed
+    v = tab.inv.sample(src, n, 2**40)  # P(V >= 2 | V >= 1) = q^m, P(V >= 1) = 2q/(1+q)
+    assert probability_result(int((v >= 1).sum()), n, float(2 * q / (1 + q)), alpha=ALPHA).passed
+    assert probability_result(int((v >= 2).sum()), n, float(2 * q / (1 + q) * q**m), alpha=ALPHA).passed
 
 
 # ----------------------------------------------------------------------------- exact thresholds (deterministic)
@@ -192,10 +193,9 @@ def test_exp_bounds_and_threshold_against_mpmath(x):
 def test_laplace_tables_are_exact_floors(s, t):
     tab = dd._laplace_tables(s, t)
     q = mpmath.exp(-mpmath.mpf(s) / t)
-    assert int(tab.t0) == _floor32((1 - q) / (1 + q))
-    r = q**tab.m
-    assert list(tab.geom.asc[::-1]) == [_floor32(r**a) for a in range(1, tab.geom.k + 1)]
-    assert tab.geom.asc[0] == 0 and (tab.geom.k == 1 or tab.geom.asc[1] > 0)
+    c, r = 2 * q / (1 + q), q**tab.m  # P(V >= v) = P(Z != 0) (q^m)^(v-1)
+    assert list(tab.inv.asc[::-1]) == [_floor32(c * r ** (v - 1)) for v in range(1, tab.inv.k + 1)]
+    assert tab.inv.asc[0] == 0 and (tab.inv.k == 1 or tab.inv.asc[1] > 0)
     for j in {0, 1, tab.lo_tab.size // 2, tab.lo_tab.size - 1} & set(range(tab.lo_tab.size)):
         assert int(tab.lo_tab[j]) == _floor32(q**j)
 
