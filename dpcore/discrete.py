@@ -447,7 +447,7 @@ class _Gaussian:
             raise RuntimeError("internal: discrete Gaussian table did not reach 1")
         self.table = np.array(thr, dtype=np.int64)
         self.size = len(thr)
-        gb = min(20, max(12, (4 * self.size).bit_length()))
+        gb = min(20, max(12, (16 * self.size).bit_length()))
         starts = np.arange(1 << gb, dtype=np.int64) << (_W - gb)
         ends = starts + ((1 << (_W - gb)) - 1)
         lo = np.searchsorted(self.table, starts, "left")
