@@ -161,12 +161,12 @@ def _indexed_exp(idx: NDArray[Any], x: Fraction) -> Callable[[int], Oracle]:
     return lambda i: _exp_oracle(int(idx[i]) * x)
 
 
-def _threshold(oracle: Oracle) -> int:
-    """The exact integer ``floor(p * 2**32)``, capped at ``2**32 - 1`` (``p`` irrational or exactly 0 or 1)."""
-    p = 96
+def _threshold(oracle: Oracle, bits: int = _W) -> int:
+    """The exact integer ``floor(p * 2**bits)``, capped at ``2**bits - 1`` (``p`` irrational or exactly 0 or 1)."""
+    p, cap = 96, (1 << bits) - 1
     while p <= 1 << 14:
         lo, hi = oracle(p)
-        tl, th = min(lo >> (p - _W), _WMAX), min(hi >> (p - _W), _WMAX)
+        tl, th = min(lo >> (p - bits), cap), min(hi >> (p - bits), cap)
         if tl == th:
             return tl
         p *= 2
@@ -185,8 +185,8 @@ def _scaled_exp_oracle(lead: Oracle, x: Fraction) -> Oracle:
     return bounds
 
 
-def _power_table(x: Fraction, size: int, lead: Oracle | None = None) -> NDArray[np.uint32]:
-    """Thresholds ``floor(c exp(-j x) 2**32)`` (capped at ``2**32-1``) for ``j < size``, exactly.
+def _power_table(x: Fraction, size: int, lead: Oracle | None = None, bits: int = _W) -> NDArray[np.uint32]:
+    """Thresholds ``floor(c exp(-j x) 2**bits)`` (capped at ``2**bits-1``) for ``j < size``, exactly.
 
     ``c`` is 1, or the number bounded by ``lead``. Interval recurrence
     ``c exp(-(j+1)x) = c exp(-jx) exp(-x)`` at ``p`` bits with directed
@@ -197,13 +197,13 @@ def _power_table(x: Fraction, size: int, lead: Oracle | None = None) -> NDArray[
     bl, bh = _exp_neg_bounds(x, p)
     lo, hi = (1 << p, 1 << p) if lead is None else lead(p)
     out = np.empty(size, dtype=np.uint32)
-    sh = p - _W
+    sh, cap = p - bits, (1 << bits) - 1
     for j in range(size):
-        tl, th = min(lo >> sh, _WMAX), min(hi >> sh, _WMAX)
+        tl, th = min(lo >> sh, cap), min(hi >> sh, cap)
         if tl == th:
             out[j] = tl
         else:
-            out[j] = _threshold(_exp_oracle(j * x) if lead is None else _scaled_exp_oracle(lead, j * x))
+            out[j] = _threshold(_exp_oracle(j * x) if lead is None else _scaled_exp_oracle(lead, j * x), bits)
         lo, hi = lo * bl >> p, -((-hi * bh) >> p)
     return out
 
@@ -254,15 +254,18 @@ def _lazy_less(state: list[int], oracle: Oracle, src: _Uniform) -> bool:
         state[0], state[1] = (v << _W) | src.word(), w + _W
 
 
-def _bernoulli(src: _Uniform, thr: NDArray[np.uint32] | np.uint32, n: int, oracle: Callable[[int], Oracle]) -> Any:
-    """``n`` exact Bernoulli(p_i) trials: ``u < floor(p_i 2**32)``, ties ``u == T`` refined by :func:`_lazy_less`.
+def _bernoulli(
+    src: _Uniform, thr: NDArray[Any] | np.uint32, n: int, oracle: Callable[[int], Oracle], bits: int = _W
+) -> Any:
+    """``n`` exact Bernoulli(p_i) trials: ``u < floor(p_i 2**bits)``, ties ``u == T`` refined by :func:`_lazy_less`.
 
+    ``u`` is a uniform word of ``bits`` = 32 or 16 bits (then ``thr`` must be thresholds at 16 bits);
     ``oracle(i)`` gives the bounds of ``p_i`` for element ``i`` (only called on ties).
     """
-    u = src.words(n)
+    u = src.words(n) if bits == _W else src.halves(n)
     acc = u < thr
     for i in np.flatnonzero(u == thr):
-        acc[i] = _lazy_less([int(u[i]), _W], oracle(int(i)), src)
+        acc[i] = _lazy_less([int(u[i]), bits], oracle(int(i)), src)
     return acc
 
 
@@ -343,7 +346,9 @@ class _Laplace:
       unique pair :math:`(a, j)` of each :math:`g`. :math:`B` is drawn by
       rejection: a uniform :math:`j` on :math:`[0, m)` is accepted with
       probability :math:`q^j`, one exact Bernoulli trial read from a table of
-      ``m`` thresholds; acceptance is at least :math:`(1 - e^{-1/4})\cdot 4 \approx 0.88` per round.
+      ``m`` thresholds at 16 bits (``floor(q^j 2**16)``: a tie, probability :math:`2^{-16}`,
+      is refined with more bits like any other); acceptance is at least
+      :math:`(1 - e^{-1/4})\cdot 4 \approx 0.88` per round.
     * :math:`Z = 0` and :math:`A` come from one inversion (:class:`_Geometric` with
       :math:`c = P(Z \ne 0) = 2q/(1+q)`): :math:`P(V \ge 1 + a) = c\,(q^m)^a`, so
       :math:`V = 0` has probability :math:`1 - c = P(Z = 0)` and, given :math:`V \ge 1`,
@@ -356,7 +361,7 @@ class _Laplace:
         self.m = 1 << self.k
         self.inv = _Geometric(self.m * self.x1, self._nonzero_oracle)  # V = 0 iff Z = 0, else V = 1 + A
         self.limit = _MAX_ABS // self.m - 2
-        self.lo_tab = _power_table(self.x1, self.m)
+        self.lo_tab = _power_table(self.x1, self.m, bits=16).astype(np.uint16)  # 16-bit trials: fewer bytes
 
     def _nonzero_oracle(self, p: int) -> tuple[int, int]:
         """Bounds of ``P(Z != 0) = 2q/(1+q)`` (increasing in ``q``)."""
@@ -381,7 +386,7 @@ class _Laplace:
         while pending is None or pending.size:
             size = g.size if pending is None else pending.size
             j = src.halves(size) & mask
-            acc = _bernoulli(src, self.lo_tab[j], size, _indexed_exp(j, self.x1))
+            acc = _bernoulli(src, self.lo_tab[j], size, _indexed_exp(j, self.x1), bits=16)
             if pending is None:
                 g += np.where(acc, j, np.uint16(0))
                 pending = np.flatnonzero(~acc)

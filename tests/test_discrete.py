@@ -197,7 +197,27 @@ def test_laplace_tables_are_exact_floors(s, t):
     assert list(tab.inv.asc[::-1]) == [_floor32(c * r ** (v - 1)) for v in range(1, tab.inv.k + 1)]
     assert tab.inv.asc[0] == 0 and (tab.inv.k == 1 or tab.inv.asc[1] > 0)
     for j in {0, 1, tab.lo_tab.size // 2, tab.lo_tab.size - 1} & set(range(tab.lo_tab.size)):
-        assert int(tab.lo_tab[j]) == _floor32(q**j)
+        assert int(tab.lo_tab[j]) == min(int(mpmath.floor(q**j * 2**16)), 2**16 - 1)
+
+
+@pytest.mark.parametrize(("s", "t"), [(1, 1), (3, 7), (1, 10**6)])
+def test_oracles_bound_their_numbers(s, t):
+    """Every refinement oracle brackets its number (mpmath, 120 digits) at the precisions a tie asks for."""
+    tab = dd._laplace_tables(s, t)
+    gtab = dd._gaussian_tables(t, s)
+    with mpmath.workdps(120):
+        q = mpmath.exp(-mpmath.mpf(s) / t)
+        pmf, _ = _gauss_ref(Fraction(t, s))
+        cases = [
+            (tab._nonzero_oracle, 2 * q / (1 + q)),
+            (tab.inv.oracle(3), 2 * q / (1 + q) * q ** (2 * tab.m)),
+            (dd._indexed_exp(np.array([5]), Fraction(s, t))(0), q**5),
+            (gtab.oracle(1), pmf(0) + 2 * pmf(1)),
+        ]
+        for oracle, ref in cases:
+            for prec in (16, 32, 48, 64, 96, 200):
+                lo, hi = oracle(prec)
+                assert lo <= ref * 2**prec <= hi and hi - lo <= 8, (prec, lo, hi)
 
 
 @pytest.mark.parametrize(("a", "c"), [(1, 1), (9, 4), (1, 1000), (10**6, 1), (2**24 - 1, 1)])
@@ -231,15 +251,23 @@ class _ForcedFirst(dd._Uniform):
             return out
         return super().words(size)
 
+    def halves(self, size):
+        if self.first is not None:
+            out, self.first = np.full(size, self.first, dtype=np.uint16), None
+            return out
+        return super().halves(size)
 
-def test_forced_tie_in_bernoulli_has_the_conditional_law():
-    # given u == floor(p 2^32), U < p has probability frac(p 2^32): the refinement must reproduce it
+
+@pytest.mark.parametrize("bits", [32, 16])
+def test_forced_tie_in_bernoulli_has_the_conditional_law(bits):
+    # given u == floor(p 2^bits), U < p has probability frac(p 2^bits): the refinement must reproduce it
     x = Fraction(1, 3)
-    p = mpmath.exp(-mpmath.mpf(1) / 3) * 2**32
+    p = mpmath.exp(-mpmath.mpf(1) / 3) * 2**bits
     t = int(mpmath.floor(p))
     n = 20_000
     src = _ForcedFirst(t, np.random.default_rng())
-    acc = dd._bernoulli(src, np.uint32(t), n, lambda i: dd._exp_oracle(x))
+    thr = np.uint32(t) if bits == 32 else np.uint16(t)
+    acc = dd._bernoulli(src, thr, n, lambda i: dd._exp_oracle(x), bits=bits)
     assert probability_result(int(acc.sum()), n, float(p - t), alpha=ALPHA).passed
 
 
