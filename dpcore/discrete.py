@@ -25,7 +25,9 @@ revealed 32 bits at a time: the first word ``u`` gives
 exact integer ``T = floor(p 2**32)`` (rigorous interval arithmetic on Python
 integers, :func:`_exp_neg_bounds`, refined until the floor is certain). Then
 ``u < T`` proves :math:`U < p`, ``u > T`` proves :math:`U > p`, and only
-``u == T`` (probability :math:`2^{-32}`) is undecided: that element draws
+``u == T`` (probability :math:`2^{-32}`; the discrete Laplace also uses
+16-bit words against ``floor(p 2**16)`` for one trial, where the tie has
+probability :math:`2^{-16}`) is undecided: that element draws
 more words of :math:`U` and compares them with ever tighter integer bounds on
 :math:`p` (:func:`_lazy_less`) until the comparison is decided, which happens
 with probability 1. So every Bernoulli trial has *exactly* probability
@@ -51,8 +53,13 @@ Limits
 At most :data:`MAX_SIZE` samples per call (checked before any work; the work
 is done in blocks of 65,536, so the memory beyond the output array stays
 flat). Rational parameters have numerator and denominator below ``2**24``.
-Timing is *not* constant: the number of rejection rounds and the rare
-refinements depend on the values drawn (see ``benchmarks/results/samplers.md``).
+The threshold tables are built once per parameter (milliseconds; up to
+about 0.2 s at the largest scales, 2**24) and cached for 64 parameters.
+Timing is *not* constant: a word that lands where the thresholds crowd (the
+tails of the law) takes a binary search besides the guide-table look-up, and
+a tie takes a scalar refinement, so the time depends a little on the values
+drawn; the number of rejection rounds adds noise independent of the value
+accepted (see ``benchmarks/results/samplers.md``).
 """
 
 from __future__ import annotations
@@ -602,15 +609,18 @@ def sample_discrete_laplace(scale: Any, size: int | None = None, rng: RNGLike = 
     .. math:: P(Z = z) = \frac{e^{1/b} - 1}{e^{1/b} + 1}\, e^{-|z|/b}, \qquad z \in \mathbb Z
 
     Why the law is exact (``q = exp(-1/b)``, ``b = t/s`` rational):
-    :math:`P(Z=0) = \tanh(1/(2b)) = (1-q)/(1+q)` is one exact Bernoulli
-    trial; given :math:`Z \ne 0`, :math:`|Z| - 1` is geometric,
-    :math:`P(|Z| - 1 = g) = (1-q) q^g`, and the sign is an independent fair
-    bit. The geometric is :math:`G = mA + B` (:math:`m = 2^k \le \max(b,1)`):
-    :math:`A` of ratio :math:`q^m` by exact inversion of one uniform, and
-    :math:`B` on :math:`[0, m)` with :math:`P(B=j) \propto q^j` by rejection
-    from a uniform :math:`j` accepted with probability :math:`q^j`;
-    :math:`q^{ma+j} = (q^m)^a q^j` makes :math:`(A, B)` independent with
-    exactly these laws. Every trial compares uniform integers with exact
+    :math:`P(Z=0) = \tanh(1/(2b)) = (1-q)/(1+q)`; given :math:`Z \ne 0`,
+    :math:`|Z| - 1` is geometric, :math:`P(|Z| - 1 = g) = (1-q) q^g`, and the
+    sign is an independent fair bit. The geometric is :math:`G = mA + B`
+    (:math:`m = 2^k \le \max(b/4, 1)`, :math:`m \le 4096`): :math:`B` on
+    :math:`[0, m)` with :math:`P(B=j) \propto q^j` by rejection from a uniform
+    :math:`j` accepted with probability :math:`q^j`, and :math:`A` of ratio
+    :math:`q^m`; :math:`q^{ma+j} = (q^m)^a q^j` makes :math:`(A, B)`
+    independent with exactly these laws. The event :math:`Z = 0` and
+    :math:`A` come from one exact inversion of one uniform :math:`U`:
+    :math:`V = \#\{v \ge 1 : U < P(Z \ne 0)\, q^{m(v-1)}\}`, so
+    :math:`P(V = 0) = P(Z = 0)` and, given :math:`V \ge 1`, :math:`A = V - 1`
+    has ratio :math:`q^m`. Every trial compares uniform integers with exact
     integer thresholds (ties refined exactly; see the module docstring), so
     no float is used and the output law is exactly
     :math:`\mathrm{Lap}_{\mathbb Z}(b)` (the same law as Algorithm 2 of
