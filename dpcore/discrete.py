@@ -221,13 +221,19 @@ def _power_table(x: Fraction, size: int, lead: Oracle | None = None, bits: int =
 class _Uniform:
     """Uniform 32-bit words, vectorised: OS CSPRNG (``rng=None``) or a numpy Generator."""
 
+    _RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox)
+
     def __init__(self, rng: RNGLike) -> None:
         self.secure = rng is None
         self.gen = None if self.secure else as_generator(rng)
+        # these bit generators' raw outputs are 64 uniform bits (MT19937's are 32 bits in a uint64)
+        self.raw64 = self.gen is not None and isinstance(self.gen.bit_generator, self._RAW64)
 
     def words(self, size: int) -> NDArray[np.uint32]:
         if self.gen is None:
             return np.frombuffer(secrets.token_bytes(4 * size), dtype=np.uint32)
+        if not self.raw64:
+            return self.gen.integers(0, 1 << 32, size=size, dtype=np.uint32)
         raw = self.gen.bit_generator.random_raw((size + 1) // 2)
         return np.asarray(raw, dtype=np.uint64).view(np.uint32)[:size]
 

@@ -405,6 +405,14 @@ def test_unseeded_randomness_comes_from_secrets(monkeypatch):
     assert probability_result(hits, x.size, float(dd.discrete_laplace_pmf(0, 2)), alpha=ALPHA).passed
 
 
+@pytest.mark.parametrize("bitgen", [np.random.MT19937, np.random.Philox, np.random.SFC64])
+def test_other_bit_generators_give_the_same_law(bitgen):
+    # MT19937's raw outputs are 32-bit: the words must not be read as 64-bit halves
+    g = np.random.Generator(bitgen(secrets.randbits(64)))
+    pmf, upper = _lap_ref(3)
+    assert _cells_test(dd.sample_discrete_laplace(3, N, rng=g), pmf, upper, 10, ALPHA)
+
+
 def test_seeded_sampling_is_reproducible():
     a = dd.sample_discrete_laplace(3, 1000, rng=5)
     b = dd.sample_discrete_laplace(3, 1000, rng=np.random.default_rng(5))
