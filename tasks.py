@@ -9,7 +9,7 @@
                             # inject each fault of benchmarks/mutants.toml; which tests/chapters catch it
     python3 tasks.py lint   # ruff check, ruff format --check (notebooks at 88 columns), mypy --strict dpcore
     python3 tasks.py bench [NAME ...] [-- ARGS]
-                            # run benchmarks (gaussian, rdp, audit, import, calibration, accounting; default all):
+                            # run benchmarks (gaussian, rdp, audit, import, calibration, accounting, samplers; default all):
                             # each writes benchmarks/results/NAME.md; peers live in their own pinned venvs
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
@@ -333,6 +333,7 @@ BENCHMARKS = {
     "import": "bench_import.py",  # import time of dpcore and dpbook
     "calibration": "calibration_table.py",  # false-alarm rates of every check and its miscalibrated twin
     "accounting": "bench_accounting.py",  # RDP and PLD accounting vs dp_accounting, autodp, prv_accountant
+    "samplers": "bench_samplers.py",  # exact discrete Laplace / Gaussian samplers beside numpy's float Laplace
 }
 
 
