@@ -23,14 +23,29 @@ a Dask cluster through ``dask.distributed.Client.get_executor()``), in tasks of
 
 from __future__ import annotations
 
+import math
+import os
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor
-from typing import Any, TypeVar
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["TASK_CHUNKS", "child", "chunk_sizes", "chunk_rng", "chunks", "draw", "fold_chunks", "fold_streams"]
+__all__ = [
+    "TASK_CHUNKS",
+    "ChunkSizes",
+    "balanced_tasks",
+    "child",
+    "chunk_sizes",
+    "chunk_rng",
+    "chunks",
+    "draw",
+    "fold_chunks",
+    "fold_streams",
+    "worker_count",
+]
 
 R = TypeVar("R")
 
@@ -38,10 +53,62 @@ R = TypeVar("R")
 TASK_CHUNKS = 64
 
 
-def chunk_sizes(n: int, chunk_size: int) -> list[int]:
-    """``n`` split into chunks of ``chunk_size`` (the last one shorter)."""
-    full, rest = divmod(n, chunk_size)
-    return [chunk_size] * full + ([rest] if rest else [])
+def chunk_sizes(n: int, chunk_size: int) -> ChunkSizes:
+    """``n`` split into chunks of ``chunk_size`` (the last one shorter), as a lazy sequence.
+
+    Nothing of length ``n / chunk_size`` is built: the sizes are computed on
+    access, so the bookkeeping of any number of chunks takes constant memory.
+    """
+    return ChunkSizes(n, chunk_size)
+
+
+class ChunkSizes(Sequence[int]):
+    """The sizes of the chunks of ``n`` draws in chunks of ``chunk_size``: ``[chunk_size, ..., rest]``, computed lazily.
+
+    Compares equal to the list of the sizes.
+    """
+
+    __slots__ = ("chunk_size", "n")
+
+    def __init__(self, n: int, chunk_size: int) -> None:
+        if n < 0 or chunk_size < 1:
+            raise ValueError(f"chunk_sizes needs n >= 0 and chunk_size >= 1; got {n}, {chunk_size}")
+        self.n = int(n)
+        self.chunk_size = int(chunk_size)
+
+    def __len__(self) -> int:
+        return -(-self.n // self.chunk_size)
+
+    def _size(self, j: int) -> int:
+        return min(self.chunk_size, self.n - j * self.chunk_size)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        count = len(self)
+        if isinstance(index, slice):
+            return [self._size(j) for j in range(*index.indices(count))]
+        j = index + count if index < 0 else index
+        if not 0 <= j < count:
+            raise IndexError(f"chunk index {index} out of range for {count} chunks")
+        return self._size(j)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ChunkSizes):
+            return (len(self), self[:1], self[-1:]) == (len(other), other[:1], other[-1:])
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.n, self.chunk_size))
+
+    def __repr__(self) -> str:
+        return f"ChunkSizes(n={self.n}, chunk_size={self.chunk_size})"
 
 
 def child(root: np.random.SeedSequence, *key: int) -> np.random.SeedSequence:
@@ -80,6 +147,65 @@ def _fold_group(
     return acc
 
 
+def worker_count(executor: Executor | None) -> int:
+    """How many tasks ``executor`` runs at once: 1 for ``None``; a pool's ``max_workers``; a Dask client's threads.
+
+    Anything else is assumed to have ``os.cpu_count()`` workers (only the
+    task sizes depend on it, never a result).
+    """
+    if executor is None:
+        return 1
+    n = getattr(executor, "_max_workers", None)
+    if isinstance(n, int) and n > 0:
+        return n
+    client = getattr(executor, "_client", None)  # dask.distributed's ClientExecutor
+    if client is not None:
+        try:
+            return max(1, sum(int(v) for v in client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - a client that cannot say: fall back to the local core count
+            pass
+    return os.cpu_count() or 1
+
+
+def balanced_tasks(n_chunks: int, n_streams: int, workers: int) -> int:
+    """Tasks per stream for ``n_chunks`` chunks on each of ``n_streams`` streams, for ``workers`` workers.
+
+    At least ``ceil(n_chunks / TASK_CHUNKS)`` (no task above :data:`TASK_CHUNKS`
+    chunks), rounded up so that the ``n_streams x tasks`` tasks fill whole
+    rounds of ``workers`` (every worker gets the same number of equal tasks;
+    with the fixed :data:`TASK_CHUNKS` grouping, 2 x 3 selection tasks on 16
+    workers left 10 idle), and at most ``n_chunks`` (a task has a chunk).
+    Only for an exactly associative ``combine`` (integer counts): the grouping
+    changes float sums in the last bits.
+    """
+    if n_chunks < 1:
+        return 1
+    base = -(-n_chunks // TASK_CHUNKS)
+    step = workers // math.gcd(workers, n_streams)
+    return max(1, min(n_chunks, -(-base // step) * step))
+
+
+def _groups(start: int, count: int, tasks: int | None) -> Iterator[tuple[int, int]]:
+    """``(first chunk, number of chunks)`` of each task over the chunks ``start .. count - 1``, lazily.
+
+    ``tasks=None``: groups of :data:`TASK_CHUNKS` (a fixed grouping: the fold is
+    the same for any executor even when ``combine`` rounds); otherwise ``tasks``
+    groups whose sizes differ by at most one.
+    """
+    total = count - start
+    if tasks is None:
+        for first in range(start, count, TASK_CHUNKS):
+            yield first, min(TASK_CHUNKS, count - first)
+        return
+    tasks = max(1, min(tasks, total))
+    q, r = divmod(total, tasks)
+    first = start
+    for t in range(tasks):
+        m = q + (t < r)
+        yield first, m
+        first += m
+
+
 def fold_chunks(
     fn: Callable[[int, np.random.Generator, int], R],
     combine: Callable[[R, R], R],
@@ -115,29 +241,66 @@ def fold_streams(
     *,
     executor: Executor | None = None,
     start: int = 0,
+    tasks: int | None = None,
+    on_task: Callable[[int], None] | None = None,
 ) -> list[R]:
-    """:func:`fold_chunks` for several ``(fn, root)`` streams of the same chunk sizes, all submitted at once.
+    """:func:`fold_chunks` for several ``(fn, root)`` streams of the same chunk sizes, all submitted together.
 
-    An audit draws two streams (one per neighbouring input); submitting both
-    before waiting keeps every worker busy.
+    An audit draws two streams (one per neighbouring input); interleaving
+    their tasks keeps every worker busy. ``tasks`` (per stream; ``None``:
+    groups of :data:`TASK_CHUNKS`) may be set only when ``combine`` is exactly
+    associative (integer counts), since it changes the grouping
+    (:func:`balanced_tasks`). ``on_task(samples)`` is called in this process
+    as each task's result is folded (a progress bar).
+
+    At most ``4 x workers + 2`` tasks are in flight at once (:func:`worker_count`):
+    the driver's memory is flat in the number of chunks.
+
+    Raises
+    ------
+    ValueError
+        If there is no chunk to run (``start >= len(sizes)``).
     """
-    groups = [(first, list(sizes[first : first + TASK_CHUNKS])) for first in range(start, len(sizes), TASK_CHUNKS)]
-    if not groups:
-        raise ValueError(f"no chunk to run: start {start} with {len(sizes)} chunks")
-    if executor is None:
-        parts = [[_fold_group(fn, combine, root, first, part) for first, part in groups] for fn, root in streams]
+    count = len(sizes)
+    if start >= count:
+        raise ValueError(f"no chunk to run: start {start} with {count} chunks")
+    n_streams = len(streams)
+    acc: list[R | None] = [None] * n_streams
+
+    def fold(s: int, part: R, samples: int) -> None:
+        prev = acc[s]
+        acc[s] = part if prev is None else combine(prev, part)
+        if on_task is not None:
+            on_task(samples)
+
+    if executor is None:  # stream by stream, as the draws were always made serially
+        for s, (fn, root) in enumerate(streams):
+            for first, m in _groups(start, count, tasks):
+                part_sizes = sizes[first : first + m]
+                fold(s, _fold_group(fn, combine, root, first, part_sizes), sum(part_sizes))
     else:
-        futures = [
-            [executor.submit(_fold_group, fn, combine, root, first, part) for first, part in groups]
-            for fn, root in streams
-        ]
-        parts = [[future.result() for future in row] for row in futures]
-    out = []
-    for row in parts:
-        acc = row[0]
-        for part in row[1:]:
-            acc = combine(acc, part)
-        out.append(acc)
+        window = 4 * worker_count(executor) + 2
+        pending: deque[tuple[int, int, Future[R]]] = deque()
+        try:
+            # interleaved: task k is group k // S of stream k % S, so both sides progress together
+            for first, m in _groups(start, count, tasks):
+                for s, (fn, root) in enumerate(streams):
+                    part_sizes = sizes[first : first + m]
+                    future = executor.submit(_fold_group, fn, combine, root, first, part_sizes)
+                    pending.append((s, sum(part_sizes), future))
+                    if len(pending) >= window:
+                        s0, samples, done = pending.popleft()
+                        fold(s0, done.result(), samples)
+            while pending:
+                s0, samples, done = pending.popleft()
+                fold(s0, done.result(), samples)
+        finally:  # a failed task (or an interrupt) leaves no queued work behind
+            for _, _, future in pending:
+                future.cancel()
+    out: list[R] = []
+    for value in acc:
+        assert value is not None
+        out.append(value)
     return out
 
 

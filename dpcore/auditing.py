@@ -68,8 +68,10 @@ whatever ``executor`` (serial, a process pool, or a Dask cluster through
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
@@ -78,6 +80,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _engine
+from ._limits import check_limit, check_limit_value
 from ._validation import (
     RNGLike,
     as_generator,
@@ -101,6 +104,20 @@ Mechanism = Callable[[Any, int, np.random.Generator], NDArray[Any]]
 
 _SHIFT_63 = np.uint64(63)
 _DEFAULT_CHUNK = 1 << 16
+
+#: Default ``max_samples`` of :func:`audit_epsilon`: 10^9 samples per side (about 25 s on one core of the
+#: book's build machine, 2 x 10^9 mechanism outputs; ``benchmarks/results/audit.md``).
+MAX_SAMPLES = 10**9
+#: Default ``max_bins``: the histograms (``bins + 2`` integers, up to ``8 bins`` for integer outputs) stay
+#: within a few MB per worker and the selection's Clopper--Pearson bounds (two beta quantiles per distinct
+#: tail count, up to ``4 (bins + 1)``) within about a second.
+MAX_BINS = 1 << 16
+#: Largest ``chunk_size``: a chunk's outputs are held as float64 (8 bytes each) by each worker, so 2^24
+#: samples are 128 MB before the mechanism's own temporaries; larger chunks are no faster.
+MAX_CHUNK_SIZE = 1 << 24
+#: A chunk costs about 30 us of stream set-up (a ``SeedSequence`` and a ``PCG64``), the time of ~1,000
+#: samples: at most ``max_samples // CHUNK_COST`` chunks per side.
+CHUNK_COST = 1 << 10
 
 
 # --------------------------------------------------------------------------- fast mechanisms
@@ -266,13 +283,33 @@ class _Grid:
     def edges(self) -> NDArray[np.float64]:
         return self.lo + np.arange(self.bins + 1) / self.inv_h
 
-    def counts(self, x: NDArray[np.float64], buf: NDArray[np.float64]) -> NDArray[np.int64]:
-        """Histogram over bins 0..bins+1 (0: below lo, bins+1: at or above the top edge)."""
-        buf = buf[: x.size]
-        np.multiply(x, self.inv_h, out=buf)  # (x - lo) / h + 1, in two passes
-        np.subtract(buf, self.lo * self.inv_h - 1.0, out=buf)
-        np.clip(buf, 0.0, self.bins + 1, out=buf)
-        return np.bincount(buf.astype(np.intp), minlength=self.bins + 2)
+    def counts(self, x: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Histogram over bins 0..bins+1 (0: below lo, bins+1: at or above the top edge).
+
+        Bin codes are ``clip((x - lo) / h + 1, 0, bins + 1)`` truncated, computed
+        in two passes and counted with ``np.bincount``, in blocks of
+        :data:`_BLOCK` samples whose buffers stay in the core's cache (with a
+        chunk-sized buffer allocated per chunk, a 2^16 chunk took 540 us to
+        count on the build machine; in blocks, 160 us). Blocking changes no count.
+        """
+        out = np.zeros(self.bins + 2, dtype=np.int64)
+        block = min(_BLOCK, x.size)
+        buf = np.empty(block)
+        codes = np.empty(block, dtype=np.intp)
+        shift = self.lo * self.inv_h - 1.0
+        for s in range(0, x.size, block):
+            xs = x[s : s + block]
+            b, c = buf[: xs.size], codes[: xs.size]
+            np.multiply(xs, self.inv_h, out=b)  # (x - lo) / h + 1, in two passes
+            np.subtract(b, shift, out=b)
+            np.clip(b, 0.0, self.bins + 1, out=b)
+            c[...] = b  # truncation towards zero, as astype
+            out += np.bincount(c, minlength=self.bins + 2)
+        return out
+
+
+#: Samples per counting block: 16,384 doubles and codes (256 kB) stay in a core's L2 cache.
+_BLOCK = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -285,7 +322,7 @@ class _Thresholds:
     def size(self) -> int:
         return len(self.values)
 
-    def counts(self, x: NDArray[np.float64], buf: NDArray[np.float64]) -> NDArray[np.int64]:
+    def counts(self, x: NDArray[np.float64]) -> NDArray[np.int64]:
         mask = np.empty(x.size, dtype=bool)
         return np.array([np.count_nonzero(np.less(x, t, out=mask)) for t in self.values], dtype=np.int64)
 
@@ -298,8 +335,7 @@ def _count_chunk(
     mechanism: Mechanism, data: Any, counter: _Grid | _Thresholds, j: int, gen: np.random.Generator, size: int
 ) -> NDArray[np.int64]:
     """Generate one chunk of a (phase, side) stream and count it."""
-    buf = np.empty(size) if isinstance(counter, _Grid) else np.empty(0)
-    return counter.counts(_draw(mechanism, data, size, gen), buf)
+    return counter.counts(_draw(mechanism, data, size, gen))
 
 
 def _counter_size(counter: _Grid | _Thresholds) -> int:
@@ -364,6 +400,9 @@ def audit_epsilon(
     selection_fraction: float = 0.2,
     bins: int = 4096,
     chunk_size: int = _DEFAULT_CHUNK,
+    max_samples: int = MAX_SAMPLES,
+    max_bins: int = MAX_BINS,
+    progress: bool | None = None,
 ) -> AuditResult:
     r"""Lower confidence bound on a mechanism's epsilon between two neighbours, by sampling.
 
@@ -404,9 +443,22 @@ def audit_epsilon(
     bins : int
         Number of candidate thresholds on the uniform grid (>= 2).
     chunk_size : int
-        Samples per chunk (>= 1); memory is ``O(chunk_size + bins)`` per worker.
-        Part of the definition of the random streams: a different
-        ``chunk_size`` gives different (equally valid) samples.
+        Samples per chunk, from 1 to :data:`MAX_CHUNK_SIZE` = 2^24; memory is
+        ``O(chunk_size + bins)`` per worker. Part of the definition of the
+        random streams: a different ``chunk_size`` gives different (equally
+        valid) samples. At most ``max_samples // 1024`` chunks per side (a
+        chunk's stream set-up costs about as much as 1,000 samples).
+    max_samples : int
+        Refuse ``n_samples`` above this (default :data:`MAX_SAMPLES` = 10^9
+        per side, about 25 s on one core of the book's build machine; the time
+        is linear in ``n_samples``). Raise it explicitly to audit more.
+    max_bins : int
+        Refuse ``bins`` above this (default :data:`MAX_BINS` = 65,536):
+        memory per worker and the selection's work grow linearly in ``bins``.
+    progress : bool or None
+        Show a progress bar (``tqdm``, on stderr), advanced as each task of
+        chunks finishes. ``None`` (default): only when stderr is a terminal,
+        and only once the audit has run for a second. Never changes the result.
 
     Returns
     -------
@@ -418,13 +470,34 @@ def audit_epsilon(
         If ``n_samples < 2``, ``confidence`` or ``selection_fraction`` is not in
         (0, 1), ``delta`` is not in [0, 1), ``bins`` or ``chunk_size`` is not a
         positive integer, ``rng`` is of a wrong type, or the mechanism returns
-        an array of the wrong shape, non-numbers, NaN or infinity.
+        an array of the wrong shape, non-numbers, NaN or infinity; if
+        ``n_samples > max_samples``, ``bins > max_bins``, ``chunk_size > 2**24``
+        or the chunks per side exceed ``max_samples // 1024`` (all checked
+        before any sample is drawn).
     """
     n_samples = check_positive_int("n_samples", n_samples, minimum=2)
     confidence = check_probability_open("confidence", confidence)
     selection_fraction = check_probability_open("selection_fraction", selection_fraction)
     bins = check_positive_int("bins", bins, minimum=2)
     chunk_size = check_positive_int("chunk_size", chunk_size)
+    max_samples = check_limit_value("max_samples", max_samples)
+    max_bins = check_limit_value("max_bins", max_bins)
+    check_limit("n_samples", n_samples, "max_samples", max_samples, "the audit's time is linear in n_samples")
+    check_limit("bins", bins, "max_bins", max_bins, "memory and selection time are linear in bins")
+    if chunk_size > MAX_CHUNK_SIZE:
+        raise ValueError(
+            f"chunk_size = {chunk_size:,} exceeds {MAX_CHUNK_SIZE:,} (2**24): each worker would hold "
+            f"{8 * chunk_size / 2**20:,.0f} MB of outputs per chunk, and larger chunks are no faster"
+        )
+    n_chunks = -(-n_samples // chunk_size) + 1
+    if n_chunks > max_samples // CHUNK_COST:
+        raise ValueError(
+            f"chunk_size = {chunk_size} makes about {n_chunks:,} chunks per side for n_samples = {n_samples:,} "
+            f"(> max_samples // {CHUNK_COST} = {max_samples // CHUNK_COST:,}; each chunk's stream set-up costs "
+            f"about as much as {CHUNK_COST} samples): use a larger chunk_size or raise max_samples"
+        )
+    if progress is not None and not isinstance(progress, bool):
+        raise ValueError(f"progress must be True, False or None; got {progress!r}")
     delta_f = float(delta)
     if not (0.0 <= delta_f < 1.0):
         raise ValueError(f"delta must lie in [0, 1); got {delta}")
@@ -435,23 +508,24 @@ def audit_epsilon(
     n_est = n_samples - n_sel
     sel_sizes = _engine.chunk_sizes(n_sel, chunk_size)
     est_sizes = _engine.chunk_sizes(n_est, chunk_size)
-    streams = _Streams(mechanism, (d, d_prime), as_seed_sequence(rng), executor)
+    with _progress_bar(progress, 2 * n_samples) as advance:
+        streams = _Streams(mechanism, (d, d_prime), as_seed_sequence(rng), executor, advance)
 
-    # Selection phase (phase 0). Pilot: chunk 0 of each side fixes the grid; it is counted too.
-    pilot = [_draw(mechanism, streams.datas[side], sel_sizes[0], streams.chunk(0, side, 0)) for side in (0, 1)]
-    grid = _choose_grid(np.concatenate(pilot), bins)
-    buf = np.empty(sel_sizes[0])
-    pilot_counts = [grid.counts(p, buf) for p in pilot]
-    del pilot, buf
-    sel = streams.run(0, sel_sizes, skip_first=True, counter=grid)
-    sel = [sel[s] + pilot_counts[s] for s in (0, 1)]
-    kept = _select_events(sel, n_sel, alpha, delta_f)
-    a = alpha / (2 * len(kept))
+        # Selection phase (phase 0). Pilot: chunk 0 of each side fixes the grid; it is counted too.
+        pilot = [_draw(mechanism, streams.datas[side], sel_sizes[0], streams.chunk(0, side, 0)) for side in (0, 1)]
+        grid = _choose_grid(np.concatenate(pilot), bins)
+        pilot_counts = [grid.counts(p) for p in pilot]
+        del pilot
+        advance(2 * sel_sizes[0])
+        sel = streams.run(0, sel_sizes, skip_first=True, counter=grid)
+        sel = [sel[s] + pilot_counts[s] for s in (0, 1)]
+        kept = _select_events(sel, n_sel, alpha, delta_f, executor)
+        a = alpha / (2 * len(kept))
 
-    # Estimation phase (phase 1): only the kept thresholds are counted, as {y < t}.
-    edges = grid.edges
-    thresholds = _Thresholds(tuple(sorted({float(edges[j]) for _, _, j in kept})))
-    est = streams.run(1, est_sizes, skip_first=False, counter=thresholds)
+        # Estimation phase (phase 1): only the kept thresholds are counted, as {y < t}.
+        edges = grid.edges
+        thresholds = _Thresholds(tuple(sorted({float(edges[j]) for _, _, j in kept})))
+        est = streams.run(1, est_sizes, skip_first=False, counter=thresholds)
     events = [_bound_event(ev, edges, thresholds, est, n_est, a, delta_f) for ev in kept]
     best = max(events, key=lambda e: e.epsilon_lower)
     return AuditResult(
@@ -468,6 +542,34 @@ def audit_epsilon(
     )
 
 
+@contextmanager
+def _progress_bar(progress: bool | None, total: int) -> Iterator[Callable[[int], None]]:
+    """``advance(samples)`` of a tqdm bar on stderr (a no-op when off); see ``progress`` in :func:`audit_epsilon`."""
+    show = _stderr_is_terminal() if progress is None else progress
+    if not show:
+        yield _no_progress
+        return
+    from tqdm import tqdm  # type: ignore[import-untyped]  # no stubs pinned (types-tqdm is not a dependency)
+
+    # auto mode waits a second before drawing, so that short audits print nothing
+    bar = tqdm(total=total, unit="sample", unit_scale=True, file=sys.stderr, delay=1.0 if progress is None else 0.0)
+    try:
+        yield bar.update
+    finally:
+        bar.close()
+
+
+def _no_progress(samples: int) -> None:
+    """The ``advance`` of a disabled progress bar."""
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return bool(sys.stderr.isatty())
+    except (AttributeError, ValueError):  # replaced or closed stderr
+        return False
+
+
 @dataclass(frozen=True)
 class _Streams:
     """The audit's four streams, ``root.spawn(2)[phase].spawn(2)[side]``, counted chunk-wise on ``executor``."""
@@ -476,6 +578,7 @@ class _Streams:
     datas: tuple[Any, Any]
     root: np.random.SeedSequence
     executor: Executor | None
+    advance: Callable[[int], None]
 
     def stream(self, phase: int, side: int) -> np.random.SeedSequence:
         return _engine.child(self.root, phase, side)
@@ -484,9 +587,14 @@ class _Streams:
         return _engine.chunk_rng(self.stream(phase, side), j)
 
     def run(
-        self, phase: int, sizes: list[int], skip_first: bool, counter: _Grid | _Thresholds
+        self, phase: int, sizes: Sequence[int], skip_first: bool, counter: _Grid | _Thresholds
     ) -> list[NDArray[np.int64]]:
-        """Counts of ``counter`` over every chunk of ``phase`` on both sides (chunk 0 skipped if ``skip_first``)."""
+        """Counts of ``counter`` over every chunk of ``phase`` on both sides (chunk 0 skipped if ``skip_first``).
+
+        Integer counts add exactly, so the chunks are grouped in tasks sized
+        for the executor's workers (:func:`dpcore._engine.balanced_tasks`)
+        without changing the result.
+        """
         start = 1 if skip_first else 0
         if start >= len(sizes):
             return [np.zeros(_counter_size(counter), dtype=np.int64) for _ in (0, 1)]
@@ -494,11 +602,47 @@ class _Streams:
             (partial(_count_chunk, self.mechanism, self.datas[side], counter), self.stream(phase, side))
             for side in (0, 1)
         ]
-        totals = _engine.fold_streams(streams, np.add, sizes, executor=self.executor, start=start)
+        tasks = _engine.balanced_tasks(len(sizes) - start, 2, _engine.worker_count(self.executor))
+        totals = _engine.fold_streams(
+            streams, np.add, sizes, executor=self.executor, start=start, tasks=tasks, on_task=self.advance
+        )
         return [np.asarray(t, dtype=np.int64) for t in totals]
 
 
-def _select_events(sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta: float) -> list[tuple[str, str, int]]:
+#: Fewest distinct counts per Clopper--Pearson task sent to an executor (about 1 ms of beta quantiles).
+_CP_TASK_MIN = 256
+
+
+def _cp_bounds_of_counts(
+    counts: list[NDArray[np.int64]], n: int, a: float, executor: Executor | None
+) -> list[tuple[NDArray[np.float64], NDArray[np.float64]]]:
+    """:func:`dpcore.montecarlo.clopper_pearson_bounds` ``(c, n, a)`` for each array ``c`` of ``counts``.
+
+    Serially: one call per array. On an executor: the distinct counts of all
+    arrays are split into about one piece per worker, each piece's bounds are
+    computed there, and the values are looked up back. The bounds are computed
+    elementwise, so the numbers are exactly those of the serial call.
+    """
+    workers = _engine.worker_count(executor)
+    if executor is None or workers < 2:
+        return [clopper_pearson_bounds(c, n, a) for c in counts]
+    flat = np.concatenate([np.asarray(c, dtype=float) for c in counts])
+    uk, inv = np.unique(flat, return_inverse=True)
+    pieces = max(1, min(workers, uk.size // _CP_TASK_MIN))
+    futures = [executor.submit(clopper_pearson_bounds, part, n, a) for part in np.array_split(uk, pieces)]
+    results = [f.result() for f in futures]
+    lo = np.concatenate([r[0] for r in results])[inv]
+    hi = np.concatenate([r[1] for r in results])[inv]
+    out, first = [], 0
+    for c in counts:
+        out.append((lo[first : first + c.size], hi[first : first + c.size]))
+        first += c.size
+    return out
+
+
+def _select_events(
+    sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta: float, executor: Executor | None = None
+) -> list[tuple[str, str, int]]:
     """The events to estimate: ``(tail, numerator, grid index)``, chosen on the selection counts only.
 
     Every tail event in both directions is scored by the bound its selection
@@ -507,16 +651,25 @@ def _select_events(sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta
     far-tail events whose few hits are noise); the kinds whose best event
     already certifies epsilon > 0 are kept (at least the single best one):
     fewer events, a milder correction, fewer comparisons per sample.
+
+    The beta quantiles are the selection's serial cost: one
+    :func:`dpcore.montecarlo.clopper_pearson_bounds` call per side covers
+    both tails (each distinct count once), giving each side's lower bounds
+    (as numerator) and upper bounds (as denominator) for both tails. With
+    an ``executor`` the distinct counts are shared out among its workers
+    (:func:`_cp_bounds_of_counts`): the same numbers, a smaller serial part.
     """
     a = alpha / (2 * len(_KINDS))
-    sel_tails = [_tails(h) for h in sel]  # [side][tail] -> counts per threshold index
+    bounds = []  # [side] -> (lower bounds, upper bounds), each [tail] -> per threshold index
+    tails = [_tails(h) for h in sel]
+    per_side = _cp_bounds_of_counts([np.concatenate(t) for t in tails], n_sel, a, executor)
+    for (lower, _), (lo, hi) in zip(tails, per_side, strict=True):
+        bounds.append(((lo[: lower.size], lo[lower.size :]), (hi[: lower.size], hi[lower.size :])))
     candidates: list[tuple[float, tuple[str, str, int]]] = []
     for tail, numerator in _KINDS:
         ti = 0 if tail == "lower" else 1
         num_side = 0 if numerator == "d" else 1
-        score = _log_ratio(
-            _cp_lower(sel_tails[num_side][ti], n_sel, a), _cp_upper(sel_tails[1 - num_side][ti], n_sel, a), delta
-        )
+        score = _log_ratio(bounds[num_side][0][ti], bounds[1 - num_side][1][ti], delta)
         j = int(np.argmax(score))
         candidates.append((float(score[j]), (tail, numerator, j)))
     return [ev for sc, ev in candidates if sc > 0] or [max(candidates, key=lambda c: c[0])[1]]
