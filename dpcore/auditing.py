@@ -116,8 +116,10 @@ MAX_BINS = 1 << 16
 #: samples are 128 MB before the mechanism's own temporaries; larger chunks are no faster.
 MAX_CHUNK_SIZE = 1 << 24
 #: A chunk costs about 30 us of stream set-up (a ``SeedSequence`` and a ``PCG64``), the time of ~1,000
-#: samples: at most ``max_samples // CHUNK_COST`` chunks per side.
+#: samples: at most ``max(CHUNK_COST, max_samples // CHUNK_COST)`` chunks per side.
 CHUNK_COST = 1 << 10
+#: Default ``max_samples`` of :func:`audit_threshold_events`, which holds its samples in memory.
+MAX_THRESHOLD_SAMPLES = 10**7
 
 
 # --------------------------------------------------------------------------- fast mechanisms
@@ -446,8 +448,8 @@ def audit_epsilon(
         Samples per chunk, from 1 to :data:`MAX_CHUNK_SIZE` = 2^24; memory is
         ``O(chunk_size + bins)`` per worker. Part of the definition of the
         random streams: a different ``chunk_size`` gives different (equally
-        valid) samples. At most ``max_samples // 1024`` chunks per side (a
-        chunk's stream set-up costs about as much as 1,000 samples).
+        valid) samples. At most ``max(1024, max_samples // 1024)`` chunks per
+        side (a chunk's stream set-up costs about as much as 1,000 samples).
     max_samples : int
         Refuse ``n_samples`` above this (default :data:`MAX_SAMPLES` = 10^9
         per side, about 25 s on one core of the book's build machine; the time
@@ -472,7 +474,7 @@ def audit_epsilon(
         positive integer, ``rng`` is of a wrong type, or the mechanism returns
         an array of the wrong shape, non-numbers, NaN or infinity; if
         ``n_samples > max_samples``, ``bins > max_bins``, ``chunk_size > 2**24``
-        or the chunks per side exceed ``max_samples // 1024`` (all checked
+        or the chunks per side exceed ``max(1024, max_samples // 1024)`` (all checked
         before any sample is drawn).
     """
     n_samples = check_positive_int("n_samples", n_samples, minimum=2)
@@ -490,10 +492,11 @@ def audit_epsilon(
             f"{8 * chunk_size / 2**20:,.0f} MB of outputs per chunk, and larger chunks are no faster"
         )
     n_chunks = -(-n_samples // chunk_size) + 1
-    if n_chunks > max_samples // CHUNK_COST:
+    max_chunks = max(CHUNK_COST, max_samples // CHUNK_COST)
+    if n_chunks > max_chunks:
         raise ValueError(
             f"chunk_size = {chunk_size} makes about {n_chunks:,} chunks per side for n_samples = {n_samples:,} "
-            f"(> max_samples // {CHUNK_COST} = {max_samples // CHUNK_COST:,}; each chunk's stream set-up costs "
+            f"(> max(1024, max_samples // {CHUNK_COST}) = {max_chunks:,}; each chunk's stream set-up costs "
             f"about as much as {CHUNK_COST} samples): use a larger chunk_size or raise max_samples"
         )
     if progress is not None and not isinstance(progress, bool):
@@ -705,6 +708,7 @@ def audit_threshold_events(
     *,
     alpha: float = 1e-6,
     rng: RNGLike = None,
+    max_samples: int = MAX_THRESHOLD_SAMPLES,
 ) -> EventRatioBounds:
     r"""Event-ratio bounds for threshold events fixed in advance: no selection, a computable power.
 
@@ -718,13 +722,22 @@ def audit_threshold_events(
     that ``.check(epsilon, delta=...)`` misses a violation on any one of them is
     bounded exactly by :func:`dpcore.event_ratios.event_detection_miss`.
 
+    The ``n_samples`` outputs of each side are held in memory at once (and
+    sorted): 16 bytes per sample and side. ``max_samples`` (default
+    :data:`MAX_THRESHOLD_SAMPLES` = 10^7, 320 MB at most) refuses more before
+    anything is drawn; raise it explicitly, or use :func:`audit_epsilon`, whose
+    memory is flat in the sample count.
+
     Raises
     ------
     ValueError
-        If ``n_samples`` < 1, ``thresholds`` is empty or not finite, ``alpha`` is
-        not in (0, 1), or the mechanism returns a wrong shape, NaN or infinity.
+        If ``n_samples`` < 1 or above ``max_samples``, ``thresholds`` is empty
+        or not finite, ``alpha`` is not in (0, 1), or the mechanism returns a
+        wrong shape, NaN or infinity.
     """
     n = check_positive_int("n_samples", n_samples)
+    max_samples = check_limit_value("max_samples", max_samples)
+    check_limit("n_samples", n, "max_samples", max_samples, "both sides' outputs are held in memory, 16 bytes each")
     t = np.asarray(thresholds, dtype=float).ravel()
     if t.size == 0 or not np.all(np.isfinite(t)):
         raise ValueError("thresholds must be a non-empty array of finite numbers")

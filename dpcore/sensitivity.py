@@ -40,7 +40,12 @@ data sets is
 per size when ``vectorized=True``); the pairs are then formed and their
 distances reduced with array operations (memory: a few integer arrays of the
 number of pairs). Enumeration is refused with a :class:`ValueError` beyond
-``max_datasets`` (default :math:`10^6`).
+``max_datasets`` (default :math:`10^6`) data sets or ``max_pairs`` (default
+:math:`10^7`) pairs, both counted in closed form before any work (the number
+of pairs formed, before removing repeats, is :math:`u N_m` per size
+:math:`m < M` for add/remove, :math:`u (m+1) u^m` for sequences;
+:math:`\binom{u+m-2}{m-1} u (u-1)/2` for replace, :math:`m u^m (u-1)/2` for
+sequences); raise either explicitly to go further.
 
 Measured on the book's 2-core build machine (histogram query): 19,448
 multisets (10 record types, up to 7 records) and their 360,360 replace pairs
@@ -66,6 +71,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._limits import check_limit, check_limit_value
 from ._validation import check_positive_int
 
 __all__ = [
@@ -80,6 +86,13 @@ __all__ = [
 ]
 
 NeighbourRelation = Literal["add_remove", "replace"]
+
+#: Default ``max_pairs`` of :func:`global_sensitivity` (about 24 bytes per pair, plus the answers' differences).
+MAX_PAIRS = 10**7
+#: Default ``max_pairs`` of :func:`neighbouring_pairs`, which returns each pair as two arrays.
+MAX_LISTED_PAIRS = 10**5
+#: Default ``max_datasets`` of :func:`enumerate_datasets`, which returns each data set as an array.
+MAX_LISTED_DATASETS = 10**5
 NEIGHBOUR_RELATIONS: tuple[str, ...] = ("add_remove", "replace")
 
 Query = Callable[[NDArray[Any]], Any]
@@ -168,25 +181,107 @@ def _check_norm(norm: Any) -> int:
     raise ValueError(f"norm must be 1 or 2; got {norm!r}")
 
 
-def count_datasets(universe_size: int, min_size: int, max_size: int, ordered: bool = False) -> int:
+def _log2_comb(n: int, k: int) -> float:
+    """``log2(C(n, k))`` in floating point, without forming the integer (``inf`` when it is beyond any budget).
+
+    Exact sum of logs for ``min(k, n - k) <= 1000`` (``math.log2`` takes
+    integers of any size); ``lgamma`` otherwise, where the result is at
+    least ``1000 log2(n / 1000)`` bits and a relative error of 1e-12 is
+    immaterial.
+    """
+    k = min(k, n - k)
+    if k <= 0:
+        return 0.0
+    if k <= 1000:
+        return math.fsum(math.log2(n - k + i) - math.log2(i) for i in range(1, k + 1))
+    if n > 1e300:
+        return math.inf
+    return (math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)) / math.log(2.0)
+
+
+def _log2_size_count(u: int, m: int, ordered: bool) -> float:
+    """``log2`` of the number of data sets of size ``m``: ``u**m`` or ``C(u + m - 1, m)``."""
+    if ordered:
+        return 0.0 if m == 0 or u == 1 else m * math.log2(u)
+    return _log2_comb(u + m - 1, m)
+
+
+def _exact_count(u: int, lo: int, hi: int, ordered: bool) -> int:
+    r"""The count in closed form: a geometric sum (sequences) or the hockey-stick identity (multisets).
+
+    .. math:: \sum_{m=lo}^{hi} u^m = \frac{u^{hi+1} - u^{lo}}{u - 1}, \qquad
+              \sum_{m=lo}^{hi} \binom{u+m-1}{m} = \binom{u+hi}{hi} - \binom{u+lo-1}{lo-1}
+    """
+    if u == 1:
+        return hi - lo + 1
+    if ordered:
+        return int(u ** (hi + 1) - u**lo) // (u - 1)
+    return math.comb(u + hi, hi) - (math.comb(u + lo - 1, lo - 1) if lo > 0 else 0)
+
+
+#: Default ``max_bits`` of :func:`count_datasets`: exact counts of up to 2^16 bits (19,729 digits).
+MAX_COUNT_BITS = 1 << 16
+
+
+def count_datasets(
+    universe_size: int, min_size: int, max_size: int, ordered: bool = False, *, max_bits: int = MAX_COUNT_BITS
+) -> int:
     r"""Number of data sets with sizes in ``[min_size, max_size]`` over ``universe_size`` records.
 
-    .. math:: \sum_{m} \binom{u+m-1}{m} \ \text{(multisets)} \quad\text{or}\quad
-              \sum_m u^m \ \text{(sequences)}
+    .. math:: \sum_{m} inom{u+m-1}{m} = inom{u+M}{M} - inom{u+m_0-1}{m_0-1} \ 	ext{(multisets)}
+              \quad	ext{or}\quad \sum_m u^m = rac{u^{M+1} - u^{m_0}}{u-1} \ 	ext{(sequences)}
+
+    computed in closed form (the hockey-stick identity; a geometric sum), so
+    the time does not grow with the number of sizes. The time to form the
+    exact integer grows with its length: counts of more than ``max_bits``
+    bits (default 2^16, a number of 19,729 digits) are refused, from an
+    estimate of their size in floating point, before any is formed.
 
     Raises
     ------
     ValueError
-        If ``universe_size < 1`` or the sizes are not integers with ``0 <= min_size <= max_size``.
+        If ``universe_size < 1``, the sizes are not integers with ``0 <= min_size <= max_size``,
+        or the count would have more than ``max_bits`` bits (pass a larger ``max_bits`` to compute it).
     """
     u = check_positive_int("universe_size", universe_size)
     lo = check_positive_int("min_size", min_size, minimum=0)
     hi = check_positive_int("max_size", max_size, minimum=0)
     if hi < lo:
         raise ValueError(f"max_size must be >= min_size; got {lo} > {hi}")
-    if ordered:
-        return sum(u**m for m in range(lo, hi + 1))
-    return sum(math.comb(u + m - 1, m) for m in range(lo, hi + 1))
+    max_bits = check_limit_value("max_bits", max_bits)
+    if not isinstance(ordered, (bool, np.bool_)):
+        raise ValueError(f"ordered must be True or False; got {ordered!r}")
+    # the count is below (number of sizes) x (count of the largest size)
+    bits = _log2_size_count(u, hi, bool(ordered)) + math.log2(hi - lo + 1)
+    if bits > max_bits:
+        raise ValueError(
+            f"the number of data sets would have about {bits:,.0f} bits (> max_bits = {max_bits:,}); "
+            f"pass max_bits={math.ceil(bits) + 1} to compute it exactly anyway"
+        )
+    return _exact_count(u, lo, hi, bool(ordered))
+
+
+def _pair_count(u: int, lo: int, hi: int, relation: str, ordered: bool) -> int:
+    r"""Number of (not yet de-duplicated) pairs :func:`_pairs` forms, in closed form per size.
+
+    * add/remove: each data set of size :math:`m < M` gains each of the
+      :math:`u` values (multisets: :math:`u N_m`), at each of the
+      :math:`m + 1` positions (sequences: :math:`u (m+1) u^m`);
+    * replace, sequences: at each position :math:`p` value :math:`y` becomes
+      each larger :math:`x`: :math:`m u^{m-1} u(u-1)/2`;
+    * replace, multisets: for each :math:`y < x`, every multiset holding
+      :math:`y` (:math:`\binom{u+m-2}{m-1}` of them): :math:`\binom{u+m-2}{m-1} u(u-1)/2`.
+
+    Only called once the number of data sets is within budget, so the integers are small.
+    """
+    total = 0
+    for m in range(lo, hi + 1):
+        if relation == "add_remove":
+            if m < hi:
+                total += u * (m + 1) * u**m if ordered else u * math.comb(u + m - 1, m)
+        elif m >= 1:
+            total += m * u ** (m - 1) * u * (u - 1) // 2 if ordered else math.comb(u + m - 2, m - 1) * u * (u - 1) // 2
+    return total
 
 
 # --------------------------------------------------------------------------- enumeration
@@ -213,22 +308,33 @@ def _groups(u: int, lo: int, hi: int, ordered: bool) -> list[_SizeGroup]:
 
 
 def enumerate_datasets(
-    universe: ArrayLike, *, max_size: int, min_size: int = 0, ordered: bool = False
+    universe: ArrayLike,
+    *,
+    max_size: int,
+    min_size: int = 0,
+    ordered: bool = False,
+    max_datasets: int = MAX_LISTED_DATASETS,
 ) -> list[NDArray[Any]]:
     """Every data set (array of records) with size in ``[min_size, max_size]``, in enumeration order.
 
-    Multisets are listed with their records sorted by universe position.
+    Multisets are listed with their records sorted by universe position. Each
+    data set is a separate array (about 100 bytes plus its records), so more
+    than ``max_datasets`` (default :data:`MAX_LISTED_DATASETS` = 10^5) are
+    refused before any is built (see :func:`count_datasets`); raise it
+    explicitly to list more.
 
     Raises
     ------
     ValueError
-        On an empty or non-numeric universe or invalid sizes.
+        On an empty or non-numeric universe, invalid sizes, or more than
+        ``max_datasets`` data sets.
     """
     uni = _check_universe(universe)
     lo = check_positive_int("min_size", min_size, minimum=0)
     hi = check_positive_int("max_size", max_size, minimum=0)
     if hi < lo:
         raise ValueError(f"max_size must be >= min_size; got {lo} > {hi}")
+    _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
     return [uni[row] for g in _groups(uni.shape[0], lo, hi, ordered) for row in g.codes]
 
 
@@ -404,12 +510,15 @@ def neighbouring_pairs(
     relation: NeighbourRelation = "add_remove",
     ordered: bool = False,
     max_datasets: int = 1_000_000,
+    max_pairs: int = MAX_LISTED_PAIRS,
 ) -> list[tuple[NDArray[Any], NDArray[Any]]]:
     """Every neighbouring pair ``(D, D')`` of data sets (arrays of records), each unordered pair once.
 
     For ``"add_remove"``, ``D'`` is ``D`` with one record added (``|D'| = |D| + 1``);
     for ``"replace"`` both have the same size and differ in one record.
-    Parameters are those of :func:`global_sensitivity`.
+    Parameters are those of :func:`global_sensitivity`, except that each pair
+    is returned as two arrays (a few hundred bytes), so ``max_pairs`` defaults
+    to :data:`MAX_LISTED_PAIRS` = 10^5 here.
 
     Raises
     ------
@@ -420,6 +529,7 @@ def neighbouring_pairs(
     relation = _check_relation(relation)
     lo, hi = _check_sizes(min_size, max_size, relation)
     _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
+    _check_pairs(uni.shape[0], lo, hi, relation, ordered, max_pairs)
     groups = _groups(uni.shape[0], lo, hi, ordered)
     i, j = _pairs(groups, uni.shape[0], relation, ordered)
     seen: set[tuple[int, int]] = set()
@@ -433,13 +543,32 @@ def neighbouring_pairs(
 
 
 def _check_budget(u: int, lo: int, hi: int, ordered: bool, max_datasets: int) -> int:
-    max_datasets = check_positive_int("max_datasets", max_datasets)
-    total = count_datasets(u, lo, hi, ordered)
-    if total > max_datasets:
+    """The number of data sets, or a ``ValueError`` naming ``max_datasets`` if it is larger.
+
+    The largest size alone (a lower bound on the total) is first compared in
+    logarithms, so an enormous enumeration is refused without forming its count.
+    """
+    max_datasets = check_limit_value("max_datasets", max_datasets)
+    top_bits = _log2_size_count(u, hi, ordered)
+    if top_bits > math.log2(max_datasets) + 1:
         raise ValueError(
-            f"enumeration would list {total:,} data sets (> max_datasets = {max_datasets:,}); "
+            f"enumeration would list about 2**{top_bits:,.1f} data sets (> max_datasets = {max_datasets:,}); "
             f"use a smaller universe or max_size, or raise max_datasets knowingly"
         )
+    total = _exact_count(u, lo, hi, ordered)
+    check_limit(
+        "the number of data sets", total, "max_datasets", max_datasets, "use a smaller universe or max_size instead"
+    )
+    return total
+
+
+def _check_pairs(u: int, lo: int, hi: int, relation: str, ordered: bool, max_pairs: int) -> int:
+    """The number of pairs :func:`_pairs` forms, or a ``ValueError`` naming ``max_pairs`` if it is larger."""
+    max_pairs = check_limit_value("max_pairs", max_pairs)
+    total = _pair_count(u, lo, hi, relation, ordered)
+    check_limit(
+        "the number of neighbouring pairs", total, "max_pairs", max_pairs, "use a smaller universe or max_size instead"
+    )
     return total
 
 
@@ -454,6 +583,7 @@ def global_sensitivity(
     ordered: bool = False,
     vectorized: bool = False,
     max_datasets: int = 1_000_000,
+    max_pairs: int = MAX_PAIRS,
 ) -> SensitivityResult:
     r"""Exact global :math:`\ell_1` or :math:`\ell_2` sensitivity over every neighbouring pair.
 
@@ -487,7 +617,12 @@ def global_sensitivity(
     vectorized : bool
         Whether ``query`` accepts a batch of data sets (see above).
     max_datasets : int
-        Refuse enumerations larger than this (see :func:`count_datasets`).
+        Refuse enumerations larger than this (default 10^6; see
+        :func:`count_datasets`), checked in closed form before any work.
+    max_pairs : int
+        Refuse more neighbouring pairs than this (default :data:`MAX_PAIRS` =
+        10^7; counted in closed form before any work, see the module
+        docstring). Memory is about 24 bytes per pair plus the query's answers.
 
     Returns
     -------
@@ -500,7 +635,7 @@ def global_sensitivity(
         If the universe is empty, non-numeric, non-finite or has repeated
         records; the relation is unknown; the norm is not 1 or 2; the sizes
         are invalid or admit no neighbouring pair; the enumeration exceeds
-        ``max_datasets``; or the query returns NaN, infinity, non-numbers or
+        ``max_datasets`` or ``max_pairs``; or the query returns NaN, infinity, non-numbers or
         answers of varying length.
     """
     uni = _check_universe(universe)
@@ -508,6 +643,7 @@ def global_sensitivity(
     p = _check_norm(norm)
     lo, hi = _check_sizes(min_size, max_size, relation)
     n_datasets = _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
+    _check_pairs(uni.shape[0], lo, hi, relation, ordered, max_pairs)
     groups = _groups(uni.shape[0], lo, hi, ordered)
     answers = _evaluate(query, uni, groups, vectorized)
     i, j = _pairs(groups, uni.shape[0], relation, ordered)
@@ -516,17 +652,37 @@ def global_sensitivity(
             f"no neighbouring pair exists for relation={relation!r} with a universe of "
             f"{uni.shape[0]} record(s) and sizes [{lo}, {hi}]"
         )
-    diff = answers[i] - answers[j]
-    dist = np.abs(diff).sum(axis=1) if p == 1 else np.sqrt((diff * diff).sum(axis=1))
-    worst = int(np.argmax(dist))
+    worst, value = _farthest_pair(answers, i, j, p)
     return SensitivityResult(
-        value=float(dist[worst]),
+        value=value,
         norm=p,
         relation=relation,
         worst_pair=(uni[_codes_of(groups, int(i[worst]))], uni[_codes_of(groups, int(j[worst]))]),
         n_datasets=n_datasets,
         n_pairs=int(i.size),
     )
+
+
+def _farthest_pair(
+    answers: NDArray[np.float64], i: NDArray[np.int64], j: NDArray[np.int64], p: int
+) -> tuple[int, float]:
+    """Index and value of the first largest ``||answers[i] - answers[j]||_p``, in blocks of pairs.
+
+    Each row's norm is computed on its own, so the blocks (of :data:`_PAIR_BLOCK`
+    pairs, bounding the difference matrix) change no value.
+    """
+    worst, value = 0, -math.inf
+    for s in range(0, i.size, _PAIR_BLOCK):
+        diff = answers[i[s : s + _PAIR_BLOCK]] - answers[j[s : s + _PAIR_BLOCK]]
+        dist = np.abs(diff).sum(axis=1) if p == 1 else np.sqrt((diff * diff).sum(axis=1))
+        k = int(np.argmax(dist))
+        if dist[k] > value:
+            worst, value = s + k, float(dist[k])
+    return worst, value
+
+
+#: Pairs per block of answer differences in :func:`global_sensitivity`.
+_PAIR_BLOCK = 1 << 18
 
 
 def l1_sensitivity(query: Query, universe: ArrayLike, **kwargs: Any) -> float:

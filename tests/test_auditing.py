@@ -196,3 +196,143 @@ def test_threshold_event_audit_power_is_computed_and_delta_is_honoured() -> None
     lb = audit_threshold_events(leak, 0.0, 1.0, 200_000, [150.0], alpha=1e-7, rng=5)
     assert not lb.check(0.5).passed and lb.check(0.5, delta=2e-3).passed
     assert lb.epsilon_lower_at(2e-3) <= lb.epsilon_lower
+
+
+# --------------------------------------------------------------------------- bounded work (issue 15, section 2)
+
+
+def _never_called(data, size, rng):
+    raise AssertionError("the limits must be checked before any sample is drawn")
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(n_samples=10**12), "n_samples = 1,000,000,000,000 exceeds the limit max_samples = 1,000,000,000"),
+        (dict(n_samples=2**63), "max_samples"),
+        (dict(n_samples=1001, max_samples=1000), "pass max_samples=1001"),
+        (dict(n_samples=100, bins=10**9), "bins = 1,000,000,000 exceeds the limit max_bins"),
+        (dict(n_samples=100, bins=5000, max_bins=4096), "pass max_bins=5000"),
+        (dict(n_samples=100, chunk_size=2**25), "chunk_size = 33,554,432 exceeds"),
+        (dict(n_samples=10**6, chunk_size=1), "chunk_size = 1 makes about 1,000,001 chunks"),
+        (dict(n_samples=100, max_samples=0), "max_samples must be an integer >= 1"),
+        (dict(n_samples=100, max_bins=2.5), "max_bins must be an integer >= 1"),
+        (dict(n_samples=100, progress="yes"), "progress must be True, False or None"),
+    ],
+)
+def test_work_limits_are_checked_before_any_sample(kwargs, match):
+    n = kwargs.pop("n_samples")
+    with pytest.raises(ValueError, match=match):
+        audit_epsilon(_never_called, 0.0, 1.0, n, **kwargs)
+
+
+def test_raising_a_limit_explicitly_lets_the_audit_run():
+    mech = LaplaceMechanism(1.0)
+    a = audit_epsilon(mech, 0.0, 1.0, 1001, rng=3, max_samples=1001)
+    assert a == audit_epsilon(mech, 0.0, 1.0, 1001, rng=3)  # the limit is no part of the result
+    b = audit_epsilon(mech, 0.0, 1.0, 2000, rng=3, bins=5000, max_bins=5000)
+    assert b.grid[2] == 5000
+    c = audit_epsilon(mech, 0.0, 1.0, 3000, rng=3, chunk_size=1, max_samples=2**22)  # 3,001 chunks <= 2**22 // 1024
+    assert c.n_chunks == 2 * 3000
+
+
+def test_threshold_event_audit_refuses_samples_it_would_hold_in_memory():
+    with pytest.raises(ValueError, match="n_samples = 10,000,001 exceeds the limit max_samples = 10,000,000"):
+        dpcore.audit_threshold_events(_never_called, 0.0, 1.0, 10**7 + 1, [0.5])
+    res = dpcore.audit_threshold_events(LaplaceMechanism(1.0), 0.0, 1.0, 200, [0.5], rng=1, max_samples=200)
+    assert res.n == 200
+
+
+def test_event_detection_miss_refuses_sizes_beyond_its_budget():
+    from dpcore.event_ratios import event_detection_miss
+
+    with pytest.raises(ValueError, match="n = 1,000,000,000 exceeds the limit max_samples = 100,000,000"):
+        event_detection_miss(0.5, 0.1, 10**9, 10, 1.0, events=1)
+    with pytest.raises(ValueError, match="n_prime = 200 exceeds the limit max_samples = 100"):
+        event_detection_miss(0.5, 0.1, 100, 200, 1.0, events=1, max_samples=100)
+
+
+def test_memory_is_flat_in_n_samples_on_a_process_pool():
+    """The driver holds a bounded window of tasks and one histogram per stream, whatever the sample count."""
+    peaks = []
+    with ProcessPoolExecutor(2) as ex:
+        audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 10**5, rng=1, executor=ex)  # warm the workers
+        for n in (2_000_000, 40_000_000):
+            tracemalloc.start()
+            audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, n, rng=1, executor=ex)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+    assert peaks[1] < 1.5 * peaks[0] + 1e6
+    assert peaks[1] < 20e6  # 40 million samples per side would be 640 MB if stored
+
+
+# --------------------------------------------------------------------------- progress bar
+
+
+def test_progress_bar_changes_no_result_and_prints_only_when_asked(capsys):
+    mech = LaplaceMechanism(1.0)
+    kw = dict(rng=8, chunk_size=1 << 12)
+    quiet = audit_epsilon(mech, 0.0, 1.0, 300_000, progress=False, **kw)
+    assert capsys.readouterr().err == ""
+    auto = audit_epsilon(mech, 0.0, 1.0, 300_000, **kw)  # stderr is captured here: not a terminal
+    assert capsys.readouterr().err == ""
+    shown = audit_epsilon(mech, 0.0, 1.0, 300_000, progress=True, **kw)
+    err = capsys.readouterr().err
+    assert "600k/600k" in err  # both sides' samples, every one counted once
+    assert quiet == auto == shown
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as ex:
+        on_threads = audit_epsilon(mech, 0.0, 1.0, 300_000, progress=True, executor=ex, **kw)
+    assert "600k/600k" in capsys.readouterr().err and on_threads == quiet
+
+
+def test_progress_auto_mode_follows_whether_stderr_is_a_terminal(monkeypatch):
+    import dpcore.auditing as auditing
+
+    class Terminal:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(auditing.sys, "stderr", Terminal())
+    assert auditing._stderr_is_terminal()
+    monkeypatch.setattr(auditing.sys, "stderr", None)
+    assert not auditing._stderr_is_terminal()
+
+
+# --------------------------------------------------------------------------- scale-out
+
+
+def test_one_and_two_processes_and_threads_give_the_serial_audit():
+    """Tasks are sized for each executor's workers (1, 2, 3): the integer counts, and so the bound, do not move."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    kw = dict(rng=321, chunk_size=1 << 13)
+    n = 1_500_000  # 4096 bins: enough distinct selection counts to share the beta quantiles among workers
+    serial = audit_epsilon(GaussianMechanism(1.0), 0.0, 1.0, n, delta=1e-6, **kw)
+    runs = {}
+    for name, make in [
+        ("1 process", lambda: ProcessPoolExecutor(1)),
+        ("2 processes", lambda: ProcessPoolExecutor(2)),
+        ("2 threads", lambda: ThreadPoolExecutor(2)),
+        ("3 threads", lambda: ThreadPoolExecutor(3)),
+    ]:
+        with make() as ex:
+            runs[name] = audit_epsilon(GaussianMechanism(1.0), 0.0, 1.0, n, delta=1e-6, executor=ex, **kw)
+    assert all(r == serial for r in runs.values()), {k: r.epsilon_lower for k, r in runs.items()}
+
+
+def test_selection_bounds_shared_among_workers_are_the_serial_ones():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpcore.auditing import _cp_bounds_of_counts
+    from dpcore.montecarlo import clopper_pearson_bounds
+
+    rng = np.random.default_rng(0)
+    counts = [rng.integers(0, 10**6, 3000), rng.integers(0, 10**6, 2000)]
+    with ThreadPoolExecutor(4) as ex:
+        shared = _cp_bounds_of_counts(counts, 10**6, 1e-3, ex)
+    for c, (lo, hi) in zip(counts, shared, strict=True):
+        ref_lo, ref_hi = clopper_pearson_bounds(c, 10**6, 1e-3)
+        np.testing.assert_array_equal(lo, ref_lo)
+        np.testing.assert_array_equal(hi, ref_hi)

@@ -129,3 +129,89 @@ def test_every_monte_carlo_check_gives_the_same_result_on_an_executor() -> None:
             ex.shutdown()
     assert runs[True] == runs[False]
     assert all(r.passed for r in runs[True])  # each at false alarm <= 1e-6
+
+
+def test_chunk_sizes_are_lazy_and_agree_with_the_list() -> None:
+    """No list of n / chunk_size entries: 2**62 one-sample chunks cost nothing to describe."""
+    huge = _engine.chunk_sizes(2**62, 1)
+    assert len(huge) == 2**62 and huge[0] == 1 and huge[-1] == 1 and huge[2**61 : 2**61 + 3] == [1, 1, 1]
+    last = _engine.chunk_sizes(10**15 + 7, 10**6)
+    assert len(last) == 10**9 + 1 and last[-1] == 7 and last[10**9 - 1] == 10**6
+    for n, c in [(7, 3), (6, 3), (2, 5), (0, 4), (100, 1)]:
+        by_hand = [c] * (n // c) + ([n % c] if n % c else [])
+        assert _engine.chunk_sizes(n, c) == by_hand and list(_engine.chunk_sizes(n, c)) == by_hand
+    with pytest.raises(IndexError):
+        _engine.chunk_sizes(7, 3)[3]
+
+
+def test_balanced_tasks_fill_whole_rounds_of_workers() -> None:
+    # the audit of 5e7 samples per side on 16 workers (issue 15): 153 selection and 611 estimation chunks
+    # were 3 and 10 tasks per side (6 and 20 tasks on 16 workers); now 16 and 32, in whole rounds
+    assert _engine.balanced_tasks(153, 2, 16) == 8 and _engine.balanced_tasks(611, 2, 16) == 16
+    for chunks in (1, 2, 5, 63, 64, 65, 153, 611, 10_000):
+        for workers in (1, 2, 3, 4, 7, 16, 64):
+            t = _engine.balanced_tasks(chunks, 2, workers)
+            assert 1 <= t <= chunks
+            assert -(-chunks // t) <= _engine.TASK_CHUNKS  # no task above TASK_CHUNKS chunks
+            if t < chunks:
+                assert (2 * t) % workers == 0  # whole rounds
+    groups = list(_engine._groups(1, 154, 8))
+    assert sum(m for _, m in groups) == 153 and max(m for _, m in groups) - min(m for _, m in groups) <= 1
+    assert [f for f, _ in groups] == [1 + sum(m for _, m in groups[:i]) for i in range(8)]
+
+
+def test_worker_count_of_each_kind_of_executor() -> None:
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    assert _engine.worker_count(None) == 1
+    with ThreadPoolExecutor(3) as t, ProcessPoolExecutor(2) as p:
+        assert _engine.worker_count(t) == 3 and _engine.worker_count(p) == 2
+
+    class Client:
+        def nthreads(self) -> dict[str, int]:
+            return {"a": 2, "b": 3}
+
+    class DaskLike:
+        _client = Client()
+
+    assert _engine.worker_count(DaskLike()) == 5
+
+
+class _CountingExecutor:
+    """Runs each task at once but keeps its future pending until the driver asks: counts tasks in flight."""
+
+    _max_workers = 2
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.most = 0
+
+    def submit(self, fn, *args):  # type: ignore[no-untyped-def]
+        from concurrent.futures import Future
+
+        executor = self
+        value = fn(*args)
+
+        class Lazy(Future):  # type: ignore[type-arg]
+            def result(self, timeout=None):  # type: ignore[no-untyped-def]
+                executor.in_flight -= 1
+                return value
+
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        return Lazy()
+
+
+def test_tasks_in_flight_are_bounded_and_progress_counts_every_sample() -> None:
+    sizes = _engine.chunk_sizes(5000 * 7 + 3, 7)  # 5001 chunks
+    root = np.random.SeedSequence(2)
+    seen: list[int] = []
+    ex = _CountingExecutor()
+    got = _engine.fold_streams(
+        [(_chunk_sum, root), (_chunk_sum, root)], _pairs, sizes, executor=ex, tasks=2000, on_task=seen.append
+    )
+    assert ex.most <= 4 * 2 + 2  # the driver never holds more than a window of results
+    assert sum(seen) == 2 * (5000 * 7 + 3) and len(seen) == 2 * 2000
+    serial = _engine.fold_chunks(_chunk_sum, _pairs, sizes, root)
+    assert got[0][0] == got[1][0] == serial[0]
+    assert got[0][1] == pytest.approx(serial[1], rel=1e-12)  # regrouped float sums: equal up to rounding

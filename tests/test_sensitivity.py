@@ -266,3 +266,105 @@ def test_pairs_when_count_keys_would_overflow(relation):
         l1_sensitivity(lambda r: np.bincount(r.astype(int), minlength=u), np.arange(u), max_size=hi, relation=relation)
         == expected
     )
+
+
+# --------------------------------------------------------------------------- bounded work (issue 15, section 2)
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_count_in_closed_form_matches_a_term_by_term_sum(ordered):
+    for u in (1, 2, 3, 7):
+        for lo in range(0, 5):
+            for hi in range(lo, 9):
+                terms = sum(u**m if ordered else math.comb(u + m - 1, m) for m in range(lo, hi + 1))
+                assert count_datasets(u, lo, hi, ordered) == terms
+
+
+def test_count_does_not_hang_on_a_huge_range_of_sizes():
+    # sum_{m=0}^{M} C(m + 1, m) = sum (m + 1) = (M + 1)(M + 2) / 2
+    assert count_datasets(2, 0, 10**8) == (10**8 + 1) * (10**8 + 2) // 2
+    assert count_datasets(1, 5, 10**12, ordered=True) == 10**12 - 4
+    with pytest.raises(ValueError, match=r"about 158,496,277 bits \(> max_bits = 65,536\)"):
+        count_datasets(3, 0, 10**8, ordered=True)
+    with pytest.raises(ValueError, match="max_bits"):
+        count_datasets(10**6, 0, 10**8)
+    assert count_datasets(3, 0, 50_000, ordered=True, max_bits=10**5) == (3**50_001 - 1) // 2
+    with pytest.raises(ValueError, match="ordered"):
+        count_datasets(2, 0, 3, ordered="yes")
+
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: l1_sensitivity(len, np.arange(2), max_size=10**8), "max_datasets"),
+        (lambda: l1_sensitivity(len, np.arange(100), max_size=10**400), "max_datasets"),
+        (
+            lambda: enumerate_datasets(range(100), max_size=10),
+            r"about 2\*\*45.3 data sets \(> max_datasets = 100,000\)",
+        ),
+        (lambda: enumerate_datasets(range(10), max_size=5, max_datasets=3002), "max_datasets = 3,002"),
+        (lambda: neighbouring_pairs(range(10), max_size=5, max_datasets=0), "max_datasets must be an integer >= 1"),
+        (
+            lambda: l1_sensitivity(len, np.arange(10_000), max_size=1, relation="replace"),
+            "number of neighbouring pairs = 49,995,000 exceeds the limit max_pairs = 10,000,000",
+        ),
+        (lambda: neighbouring_pairs(range(100), max_size=3, relation="replace"), "max_pairs = 100,000"),
+    ],
+)
+def test_enumeration_budgets_are_checked_before_any_work(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_budgets_can_be_raised_explicitly():
+    sets = enumerate_datasets(range(10), max_size=5, max_datasets=3003)
+    assert len(sets) == math.comb(15, 5)  # sum_{m<=5} C(9 + m, m) = C(15, 5) = 3003
+    r = l1_sensitivity(len, np.arange(500), max_size=1, relation="replace", max_pairs=124_750)
+    assert r == 0.0  # 500 * 499 / 2 replace pairs of single records
+
+
+def _generated_pairs(u, lo, hi, relation, ordered):
+    """Pairs formed by the definition's operations, counted one by one (repeats included)."""
+    total = 0
+    for m in range(lo, hi + 1):
+        for s in (
+            itertools.product(range(u), repeat=m) if ordered else itertools.combinations_with_replacement(range(u), m)
+        ):
+            if relation == "add_remove":
+                if m < hi:
+                    total += u * (m + 1) if ordered else u  # every value, at every position (sequences)
+            elif ordered:
+                total += sum(u - 1 - v for v in s)  # each position's value raised to each larger value
+            else:
+                total += sum(u - 1 - v for v in set(s))  # each distinct value replaced by each larger value
+    return total
+
+
+@pytest.mark.parametrize("relation", NEIGHBOUR_RELATIONS)
+@pytest.mark.parametrize("ordered", [False, True])
+def test_pair_budget_counts_exactly_the_pairs_formed(relation, ordered):
+    for u, lo, hi in [(1, 0, 3), (2, 0, 4), (3, 1, 3), (4, 0, 2), (5, 2, 3)]:
+        if relation == "replace" and u == 1:
+            continue  # no record to replace a record by
+        kw = dict(min_size=lo, max_size=hi, relation=relation, ordered=ordered)
+        r = global_sensitivity(len, np.arange(u), **kw)
+        assert r.n_pairs == _generated_pairs(u, lo, hi, relation, ordered)
+        with pytest.raises(ValueError, match="max_pairs"):
+            global_sensitivity(len, np.arange(u), **kw, max_pairs=r.n_pairs - 1)
+
+
+def test_blockwise_distances_find_the_first_largest_pair():
+    from dpcore import sensitivity
+
+    answers = np.array([[0.0, 0.0], [1.0, 2.0], [3.0, 0.0], [0.0, -3.0]])
+    i = np.array([0, 0, 1, 2, 0])
+    j = np.array([1, 2, 3, 3, 3])
+    # L1 distances 3, 3, 6, 6, 3: the first 6 is pair 2; L2: sqrt 5, 3, sqrt 26, sqrt 18, 3
+    old = sensitivity._PAIR_BLOCK
+    try:
+        for block in (1, 2, 3, 100):
+            sensitivity._PAIR_BLOCK = block
+            assert sensitivity._farthest_pair(answers, i, j, 1) == (2, 6.0)
+            assert sensitivity._farthest_pair(answers, i, j, 2) == (2, math.sqrt(26))
+    finally:
+        sensitivity._PAIR_BLOCK = old
