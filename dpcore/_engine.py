@@ -17,7 +17,11 @@ Every Monte Carlo check (:mod:`dpcore.montecarlo`) and every audit
 :func:`fold_chunks` runs a per-chunk computation over the chunks and folds the
 results in chunk order, here or on an ``Executor`` (a process pool, threads, or
 a Dask cluster through ``dask.distributed.Client.get_executor()``), in tasks of
-:data:`TASK_CHUNKS` chunks: the result is the same wherever it ran.
+:data:`TASK_CHUNKS` chunks: the result is the same wherever it ran. A caller
+whose fold is exact (integer counts: the auditor) may size the tasks for the
+executor's workers instead (:func:`balanced_tasks`). The chunk sizes are a
+lazy sequence and at most a few tasks per worker are in flight, so the
+driver's memory does not grow with the number of chunks.
 :func:`draw` is the one check of what a sampler or mechanism returns.
 """
 

@@ -62,7 +62,22 @@ its own stream, the child
 independent and a chunk's samples do not depend on which process made them.
 Integer histograms add exactly, so the result for a given seed is identical
 whatever ``executor`` (serial, a process pool, or a Dask cluster through
-``dask.distributed.Client.get_executor()``) and however many workers it has.
+``dask.distributed.Client.get_executor()``) and however many workers it has;
+so the chunks of each phase are grouped into tasks sized for the executor's
+workers (whole rounds of equal tasks, :func:`dpcore._engine.balanced_tasks`),
+and at most a few tasks per worker are in flight. What stays serial is the
+pilot chunk and the event selection, whose Clopper--Pearson scores are
+searched by branch and bound (:func:`_best_threshold`).
+``benchmarks/results/audit.md`` measures the rate on each executor.
+
+Limits
+------
+``n_samples <= max_samples`` (default 10^9 per side), ``bins <= max_bins``
+(default 65,536), ``chunk_size <= 2**24`` and at most
+``max(1024, max_samples // 1024)`` chunks per side are checked before any
+sample is drawn; raise ``max_samples`` or ``max_bins`` explicitly to go
+further. ``progress`` shows a ``tqdm`` bar on stderr (by default only when
+stderr is a terminal).
 """
 
 from __future__ import annotations
