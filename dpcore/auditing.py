@@ -93,6 +93,7 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import special
 
 from . import _engine
 from ._limits import check_limit, check_limit_value
@@ -628,30 +629,41 @@ class _Streams:
 
 
 class _Bounds:
-    """Clopper--Pearson bounds of one side's selection counts, computed on demand, each distinct count once.
+    """Clopper--Pearson bounds of one side's selection counts, computed on demand, each count at most once.
 
-    Every value is an element of :func:`dpcore.montecarlo.clopper_pearson_bounds`
-    ``(counts, n, a)`` (an elementwise beta quantile), so it does not depend on
-    which other counts were asked for at the same time.
+    ``lower(k)`` and ``upper(k)`` are the elements of
+    :func:`dpcore.montecarlo.clopper_pearson_bounds` ``(k, n, a)``, the same beta
+    quantiles (``scipy.special.betaincinv`` on the same float arguments,
+    elementwise), but each only when asked for: a side's counts need their
+    lower bounds as a numerator and their upper bounds as a denominator, rarely both.
     """
 
     def __init__(self, n: int, a: float) -> None:
         self.n, self.a = n, a
-        self.known: dict[int, tuple[float, float]] = {}
+        self.known: tuple[dict[int, float], dict[int, float]] = ({}, {})
 
-    def fill(self, counts: NDArray[np.int64]) -> None:
-        new = [k for k in np.unique(counts).tolist() if k not in self.known]
+    def _get(self, which: int, counts: NDArray[np.int64]) -> NDArray[np.float64]:
+        table = self.known[which]
+        new = [k for k in np.unique(counts).tolist() if k not in table]
         if new:
-            lo, hi = clopper_pearson_bounds(np.array(new, dtype=np.int64), self.n, self.a)
-            self.known.update(zip(new, zip(lo.tolist(), hi.tolist(), strict=True), strict=True))
+            k = np.array(new, dtype=float)
+            n = self.n
+            if which == 0:  # lower bound: 0 at k = 0
+                inside = k > 0
+                val = np.zeros(k.shape)
+                val[inside] = special.betaincinv(k[inside], n - k[inside] + 1, self.a)
+            else:  # upper bound: 1 at k = n
+                inside = k < n
+                val = np.ones(k.shape)
+                val[inside] = special.betaincinv(k[inside] + 1, n - k[inside], 1 - self.a)
+            table.update(zip(new, val.tolist(), strict=True))
+        return np.array([table[k] for k in counts.tolist()], dtype=float)
 
     def lower(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
-        self.fill(counts)
-        return np.array([self.known[k][0] for k in counts.tolist()], dtype=float)
+        return self._get(0, counts)
 
     def upper(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
-        self.fill(counts)
-        return np.array([self.known[k][1] for k in counts.tolist()], dtype=float)
+        return self._get(1, counts)
 
 
 #: First block length of the search in :func:`_best_threshold`, and how many parts a kept block is cut into.
@@ -700,13 +712,11 @@ def _best_threshold(
         bound = _log_ratio(num.lower(np.maximum(k[a], k[b])), den.upper(np.minimum(k_den[a], k_den[b])), delta)
         flat = (k[a] == k[b]) & (k_den[a] == k_den[b])  # every index inside scores as its first end
         keep = (b - a > 1) & ~(bound < best - _MARGIN) & ~flat
-        starts, stops = [], []
-        for lo_i, hi_i in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
-            cuts = np.unique(np.linspace(lo_i, hi_i, _SPLIT + 1).round().astype(np.intp))
-            starts.append(cuts[:-1])
-            stops.append(cuts[1:])
-        a = np.concatenate(starts) if starts else np.zeros(0, dtype=np.intp)
-        b = np.concatenate(stops) if stops else np.zeros(0, dtype=np.intp)
+        # cut each kept block [a, b] at a + round(i (b - a) / _SPLIT), i = 0.._SPLIT; drop empty pieces
+        lo_k, width = a[keep][:, None], (b - a)[keep][:, None]
+        cuts = lo_k + np.rint(np.arange(_SPLIT + 1)[None, :] * width / _SPLIT).astype(np.intp)
+        starts, stops = cuts[:, :-1].ravel(), cuts[:, 1:].ravel()
+        a, b = starts[stops > starts], stops[stops > starts]
     scored = np.flatnonzero(~np.isnan(score))
     j = int(scored[np.argmax(score[scored])])
     return float(score[j]), j
