@@ -93,9 +93,9 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from . import _engine
+from ._lazy import lazy_module
 from ._limits import check_limit, check_limit_value
 from ._validation import (
     RNGLike,
@@ -106,6 +106,8 @@ from ._validation import (
 )
 from .event_ratios import EventRatioBounds, sample_interval_ratio_bounds
 from .montecarlo import clopper_pearson_bounds
+
+special = lazy_module("scipy.special")
 
 __all__ = [
     "AuditEvent",
@@ -656,7 +658,7 @@ class _Bounds:
                 inside = k < n
                 val = np.ones(k.shape)
                 val[inside] = special.betaincinv(k[inside] + 1, n - k[inside], 1 - self.a)
-            table.update(zip(new, val.tolist(), strict=True))
+            table.update(zip(new, (float(v) for v in val), strict=True))
         return np.array([table[k] for k in counts.tolist()], dtype=float)
 
     def lower(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
