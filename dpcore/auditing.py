@@ -454,7 +454,11 @@ def audit_epsilon(
     executor : concurrent.futures.Executor, optional
         Where to generate and count the chunks (``None``: in this process).
         A ``ProcessPoolExecutor`` uses several cores; a Dask cluster is used
-        through ``dask.distributed.Client.get_executor()``.
+        through ``dask.distributed.Client.get_executor()`` (on the 2-core
+        build machine a Dask worker ran even a serial audit at under half the
+        rate of a plain process, 49 against 111 M samples/s, partly because
+        Dask starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``: 77 M/s
+        without it; ``benchmarks/results/audit.md`` has the Dask rows).
     delta : float
         The delta of the :math:`(\varepsilon,\delta)` claim audited, in [0, 1);
         0 audits pure epsilon-DP.
