@@ -9,7 +9,7 @@
                             # inject each fault of benchmarks/mutants.toml; which tests/chapters catch it
     python3 tasks.py lint   # ruff check, ruff format --check (notebooks at 88 columns), mypy --strict dpcore
     python3 tasks.py bench [NAME ...] [-- ARGS]
-                            # run benchmarks (gaussian, rdp, audit, import, calibration, accounting, samplers; default all):
+                            # run benchmarks (gaussian rdp audit import calibration accounting samplers; default all):
                             # each writes benchmarks/results/NAME.md; peers live in their own pinned venvs
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
