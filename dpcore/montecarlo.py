@@ -33,12 +33,13 @@ Inequalities used
 from __future__ import annotations
 
 import math
+import numbers
 import operator
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -70,10 +71,31 @@ __all__ = [
     "check_cdf",
     "check_law",
     "median_of_means_radius",
+    "MAX_SAMPLES",
+    "MAX_CHUNK",
+    "MAX_GRID",
+    "MAX_COUNT",
+    "MAX_ACCEPTANCE_WINDOW",
 ]
 
 DEFAULT_ALPHA = 1e-6
 DEFAULT_CHUNK = 1 << 18
+
+#: Largest ``n`` a check draws (about 10^2 to 10^3 s of sampling at numpy speed); checked before any draw.
+#: Raise it explicitly (``dpcore.montecarlo.MAX_SAMPLES = ...``) to go past it.
+MAX_SAMPLES = 10**10
+#: Largest ``chunk_size``: a chunk is held in memory (8 bytes a sample), so this bounds the memory at 128 MiB.
+MAX_CHUNK = 1 << 24
+#: Largest ``grid_size`` of :func:`check_cdf` (the grid is the quantiles of the first chunk).
+MAX_GRID = 1 << 20
+#: Largest trial count ``n`` of :func:`probability_result` and :func:`clopper_pearson_bounds`: above 2**53 a
+#: count is no longer exact in the floating point of the beta quantiles.
+MAX_COUNT = 1 << 53
+#: Largest number of counts :func:`probability_acceptance` sums (80 standard deviations of the binomial).
+MAX_ACCEPTANCE_WINDOW = 10**7
+
+Alternative = Literal["two-sided", "less", "greater"]
+_ALTERNATIVES = ("two-sided", "less", "greater")
 
 Sampler = Callable[[np.random.Generator, int], NDArray[Any]]
 
@@ -136,10 +158,56 @@ class CheckResult:
         )
 
 
+def _real(name: str, value: Any, *, finite: bool = True) -> float:
+    """``value`` as a float: a real number (Python or numpy), not a bool, string or complex; finite if asked."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value[()]  # a 0-d array of a real dtype: its numpy scalar
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number; got {type(value).__name__} {value!r}")
+    try:
+        x = float(value)
+    except OverflowError:  # an int such as 10**400
+        raise ValueError(f"{name} must be a finite real number; got an int of {int(value).bit_length()} bits") from None
+    if finite and not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite real number; got {x}")
+    return x
+
+
+def _probability_closed(name: str, value: Any) -> float:
+    """``value`` as a float in [0, 1] (NaN refused)."""
+    x = _real(name, value, finite=False)
+    if not (0.0 <= x <= 1.0):  # also refuses NaN
+        raise ValueError(f"{name} must be a probability in [0, 1]; got {x}")
+    return x
+
+
+def _alternative(value: Any) -> Alternative:
+    """``value`` if it is one of the three alternatives; anything else (a typo) is refused."""
+    if not isinstance(value, str) or value not in _ALTERNATIVES:
+        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {value!r}")
+    return cast(Alternative, value)
+
+
+def _count(name: str, value: Any, minimum: int, maximum: int, why: str) -> int:
+    """``value`` as an int in [minimum, maximum]; ``why`` explains the maximum."""
+    k = check_positive_int(name, value, minimum=minimum)
+    if k > maximum:
+        shown = str(k) if k < 10**30 else f"an int of {len(str(k))} digits"
+        raise ValueError(f"{name} must be at most {maximum} ({why}); got {shown}")
+    return k
+
+
+def _log_ratio(c: float, alpha: float) -> float:
+    """``log(c / alpha)`` without overflow for a subnormal ``alpha``."""
+    return math.log(c) - math.log(alpha)
+
+
 def _validate_common(n: int, alpha: float, chunk_size: int, minimum_n: int = 1) -> tuple[int, float, int]:
-    n = check_positive_int("n", n, minimum=minimum_n)
+    n = _count("n", n, minimum_n, MAX_SAMPLES, "dpcore.montecarlo.MAX_SAMPLES; raise it explicitly to draw more")
     alpha = check_probability_open("alpha", alpha)
-    chunk_size = check_positive_int("chunk_size", chunk_size)
+    chunk_size = _count(
+        "chunk_size", chunk_size, 1, MAX_CHUNK, "dpcore.montecarlo.MAX_CHUNK: a chunk is held in memory"
+    )
     return n, alpha, chunk_size
 
 
@@ -151,10 +219,25 @@ def _chunk_hits(
     sampler: Sampler, event: Callable[[NDArray[Any]], NDArray[np.bool_]], j: int, gen: np.random.Generator, m: int
 ) -> int:
     """Samples of one chunk in the event."""
-    mask = np.asarray(event(_draw(sampler, gen, m)), dtype=bool)
-    if mask.shape != (m,):
-        raise ValueError(f"event must return a boolean array of length {m}; got shape {mask.shape}")
-    return int(np.count_nonzero(mask))
+    return int(np.count_nonzero(_event_mask(event, _draw(sampler, gen, m))))
+
+
+def _event_mask(event: Callable[[NDArray[Any]], Any], xs: NDArray[Any]) -> NDArray[np.bool_]:
+    """``event(xs)`` checked: booleans (or integers 0/1), one per sample; a float (NaN, 0.5) is never cast to a hit."""
+    name = getattr(event, "__name__", type(event).__name__)
+    out = np.asarray(event(xs))
+    if out.shape != xs.shape:
+        raise ValueError(f"event {name} must return a boolean array of length {xs.size}; got shape {out.shape}")
+    if out.dtype == np.bool_:
+        return out
+    if out.dtype.kind in "iu" and np.all((out == 0) | (out == 1)):
+        return out.astype(bool)
+    bad = out.dtype.kind not in "iu"
+    raise ValueError(
+        f"event {name} must return booleans (or integers 0/1), one per sample; got "
+        + (f"dtype {out.dtype}" if bad else "integers other than 0 and 1")
+        + " (a NaN or a float is not a membership)"
+    )
 
 
 def check_probability(
@@ -192,9 +275,10 @@ def check_probability(
     sampler : callable
         ``sampler(rng, size)`` returns ``size`` independent samples.
     event : callable
-        Maps an array of samples to a boolean array (membership in the event).
+        Maps an array of samples to a boolean array (membership in the event);
+        integers 0/1 are accepted, anything else (floats, NaN) is refused.
     n : int
-        Number of samples (>= 1).
+        Number of samples, in [1, :data:`MAX_SAMPLES`].
     claimed : float
         The claimed probability (or bound), in [0, 1].
     alternative, alpha, rng, chunk_size, name
@@ -207,15 +291,15 @@ def check_probability(
     Raises
     ------
     ValueError
-        If ``claimed`` is outside [0, 1], ``alpha`` outside (0, 1), ``n`` < 1,
-        ``alternative`` unknown, or the sampler misbehaves.
+        If ``claimed`` is not a real number in [0, 1], ``alpha`` is outside (0, 1),
+        ``n`` is not an integer in [1, :data:`MAX_SAMPLES`], ``chunk_size`` not
+        in [1, :data:`MAX_CHUNK`], ``alternative`` is not one of the three, the
+        sampler returns anything but ``size`` finite reals, or the event anything
+        but one boolean (or 0/1) per sample.
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
-    claimed_f = float(claimed)
-    if not (0.0 <= claimed_f <= 1.0):
-        raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
-    if alternative not in ("two-sided", "less", "greater"):
-        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
+    claimed_f = _probability_closed("claimed", claimed)
+    alternative = _alternative(alternative)
     sizes = _engine.chunk_sizes(n, chunk_size)
     task = partial(_chunk_hits, sampler, event)
     hits = _engine.fold_chunks(task, operator.add, sizes, as_seed_sequence(rng), executor=executor)
@@ -240,18 +324,19 @@ def probability_result(
     Raises
     ------
     ValueError
-        If ``hits`` is not in [0, n] or the other arguments are invalid.
+        If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``hits`` not an
+        integer in [0, n] (a bool or 2.5 is refused), ``claimed`` not a real
+        number in [0, 1] (NaN refused), ``alpha`` outside (0, 1), or
+        ``alternative`` not exactly one of the three (a typo would otherwise
+        run another test).
     """
-    n = check_positive_int("n", n)
+    n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
     alpha = check_probability_open("alpha", alpha)
     hits = check_positive_int("hits", hits, minimum=0)
     if hits > n:
         raise ValueError(f"hits must lie in [0, n]; got {hits} with n={n}")
-    claimed = float(claimed)
-    if not (0.0 <= claimed <= 1.0):  # also refuses NaN
-        raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
-    if alternative not in ("two-sided", "less", "greater"):
-        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
+    claimed = _probability_closed("claimed", claimed)
+    alternative = _alternative(alternative)
     a = alpha / 2 if alternative == "two-sided" else alpha
     lo_arr, hi_arr = clopper_pearson_bounds(hits, n, a)
     lo, hi = float(lo_arr), float(hi_arr)
@@ -295,12 +380,19 @@ def clopper_pearson_bounds(hits: ArrayLike, n: int, level: float) -> tuple[NDArr
     Raises
     ------
     ValueError
-        If ``n`` < 1, ``level`` is outside (0, 1) or a count lies outside [0, n].
+        If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``level`` is
+        outside (0, 1), or a count is not an integer in [0, n] (booleans,
+        fractions and NaN are refused).
     """
-    n = check_positive_int("n", n)
+    n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
     level = check_probability_open("level", level)
-    k = np.asarray(hits, dtype=float)
-    if np.any((k < 0) | (k > n)) or not np.all(np.isfinite(k)):
+    raw = np.asarray(hits)
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(f"hits must be integer counts; got dtype {raw.dtype}")
+    k = raw.astype(float)
+    if not np.all(np.isfinite(k)) or np.any(k != np.floor(k)):
+        raise ValueError("hits must be integer counts (no fractions, NaN or infinity)")
+    if np.any((k < 0) | (k > n)):
         raise ValueError(f"hits must lie in [0, n] = [0, {n}]")
     uk, inv = np.unique(k, return_inverse=True)
     lo, hi = np.zeros(uk.shape), np.ones(uk.shape)
@@ -335,22 +427,25 @@ def probability_acceptance(
     Raises
     ------
     ValueError
-        If ``n`` < 1, ``true_p`` or ``claimed`` is not in [0, 1], ``alpha`` is
-        not in (0, 1) or ``alternative`` is unknown.
+        If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``true_p`` or
+        ``claimed`` is not a real number in [0, 1], ``alpha`` is not in (0, 1),
+        ``alternative`` is not one of the three, or the window of counts to
+        sum exceeds :data:`MAX_ACCEPTANCE_WINDOW` (about
+        :math:`n p (1-p) > 1.5 \cdot 10^{10}`).
     """
-    n = check_positive_int("n", n)
+    n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
     alpha = check_probability_open("alpha", alpha)
-    p = float(true_p)
-    c = float(claimed)
-    if not (0.0 <= p <= 1.0):
-        raise ValueError(f"true_p must be a probability in [0, 1]; got {true_p}")
-    if not (0.0 <= c <= 1.0):
-        raise ValueError(f"claimed must be a probability in [0, 1]; got {claimed}")
-    if alternative not in ("two-sided", "less", "greater"):
-        raise ValueError(f"alternative must be 'two-sided', 'less' or 'greater'; got {alternative!r}")
+    p = _probability_closed("true_p", true_p)
+    c = _probability_closed("claimed", claimed)
+    alternative = _alternative(alternative)
     sd = math.sqrt(n * p * (1.0 - p))
     k_lo = max(0, math.floor(n * p - 40.0 * sd) - 1)
     k_hi = min(n, math.ceil(n * p + 40.0 * sd) + 1)
+    if k_hi - k_lo + 1 > MAX_ACCEPTANCE_WINDOW:
+        raise ValueError(
+            f"n * true_p * (1 - true_p) = {n * p * (1 - p):.4g} needs a sum over {k_hi - k_lo + 1} counts, "
+            f"more than dpcore.montecarlo.MAX_ACCEPTANCE_WINDOW = {MAX_ACCEPTANCE_WINDOW}"
+        )
     k = np.arange(k_lo, k_hi + 1)
     lo, hi = clopper_pearson_bounds(k, n, alpha / 2 if alternative == "two-sided" else alpha)
     if alternative == "less":
@@ -418,19 +513,23 @@ def check_bounded_mean(
     Raises
     ------
     ValueError
-        If ``lower >= upper``, ``n < 2``, or a sample lies outside the bounds.
+        If ``lower`` or ``upper`` is not a finite real number, ``lower >= upper``,
+        ``upper - lower`` overflows, ``claimed`` is not a finite real number,
+        ``n`` is not an integer in [2, :data:`MAX_SAMPLES`], or a sample lies
+        outside the bounds.
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size, minimum_n=2)
-    lower_f, upper_f = float(lower), float(upper)
-    if not (math.isfinite(lower_f) and math.isfinite(upper_f) and lower_f < upper_f):
-        raise ValueError(f"lower and upper must be finite with lower < upper; got [{lower}, {upper}]")
+    lower_f, upper_f = _real("lower", lower), _real("upper", upper)
+    claimed = _real("claimed", claimed)
+    if not (lower_f < upper_f and math.isfinite(upper_f - lower_f)):
+        raise ValueError(f"lower and upper must satisfy lower < upper with a finite width; got [{lower}, {upper}]")
     task = partial(_chunk_moments, sampler, lower_f, upper_f)
     sizes = _engine.chunk_sizes(n, chunk_size)
     _, mean, m2 = _engine.fold_chunks(task, _merge_moments, sizes, as_seed_sequence(rng), executor=executor)
     var = m2 / (n - 1)
     width = upper_f - lower_f
-    r_h = width * math.sqrt(math.log(4 / alpha) / (2 * n))
-    r_b = math.sqrt(2 * var * math.log(8 / alpha) / n) + 7 * width * math.log(8 / alpha) / (3 * (n - 1))
+    r_h = width * math.sqrt(_log_ratio(4, alpha) / (2 * n))
+    r_b = math.sqrt(2 * var * _log_ratio(8, alpha) / n) + 7 * width * _log_ratio(8, alpha) / (3 * (n - 1))
     r = min(r_h, r_b)
     return CheckResult(
         name=name,
@@ -462,8 +561,14 @@ def median_of_means_radius(n: int, variance_bound: float, alpha: float) -> tuple
     Returns
     -------
     (radius, k)
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``variance_bound``
+        is not finite and > 0, or ``alpha`` is outside (0, 1).
     """
-    n = check_positive_int("n", n)
+    n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
     variance_bound = check_positive_finite("variance_bound", variance_bound)
     alpha = check_probability_open("alpha", alpha)
     ks = np.arange(1, min(n, 2001) + 1, 2)
@@ -538,10 +643,12 @@ def check_mean(
     Raises
     ------
     ValueError
-        If ``variance_bound`` is not finite and > 0, ``n`` < 1, or ``alpha``
-        is outside (0, 1).
+        If ``claimed`` is not a finite real number (NaN refused),
+        ``variance_bound`` is not finite and > 0, ``n`` is not an integer in
+        [1, :data:`MAX_SAMPLES`], or ``alpha`` is outside (0, 1).
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
+    claimed = _real("claimed", claimed)
     r, k = median_of_means_radius(n, variance_bound, alpha)
     n_used = (n // k) * k
     means = _block_means(sampler, as_seed_sequence(rng), n_used, k, chunk_size, None, executor)
@@ -659,13 +766,24 @@ def check_cdf(
     Raises
     ------
     ValueError
-        If ``cdf`` returns values outside [0, 1] or NaN, or arguments are invalid.
+        If ``cdf`` returns values outside [0, 1] or NaN, ``grid`` is empty or
+        not finite, ``grid_size`` is not an integer in [2, :data:`MAX_GRID`],
+        or other arguments are invalid (as :func:`check_probability`).
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
+    if grid is None:
+        grid_size = _count("grid_size", grid_size, 2, MAX_GRID, "dpcore.montecarlo.MAX_GRID")
+    else:
+        try:
+            grid = np.asarray(grid, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise ValueError(f"grid must be real numbers; got {type(grid).__name__}") from None
+        if grid.size == 0 or not np.all(np.isfinite(grid)):
+            raise ValueError("grid must be a non-empty array of finite real numbers (no NaN or infinity)")
     root, sizes = as_seed_sequence(rng), _engine.chunk_sizes(n, chunk_size)
     if grid is None:  # the quantiles of chunk 0, which is then counted here
         first = _draw(sampler, _engine.chunk_rng(root, 0), sizes[0])
-        g = np.unique(np.quantile(first, np.linspace(0, 1, check_positive_int("grid_size", grid_size, 2))))
+        g = np.unique(np.quantile(first, np.linspace(0, 1, grid_size)))
         counts = np.bincount(np.searchsorted(g, first, side="left"), minlength=g.size + 1)
         if len(sizes) > 1:
             task = partial(_chunk_cdf_counts, sampler, g)
@@ -681,7 +799,7 @@ def check_cdf(
         raise ValueError("cdf must map the grid to values in [0, 1] (no NaN)")
     dev = np.abs(empirical - claimed_f)
     worst = int(np.argmax(dev))
-    t = math.sqrt(math.log(2 / alpha) / (2 * n))
+    t = math.sqrt(_log_ratio(2, alpha) / (2 * n))
     # confidence set for the distance sup|F - F_claimed| over the grid: [dev - t, dev + t] (>= 0);
     # the claim "distance 0" passes iff it lies inside, i.e. iff dev <= t
     return CheckResult(

@@ -217,3 +217,118 @@ def test_check_law_four_checks_pass_on_the_truth_and_each_fails_on_its_wrong_cla
         assert all(r.passed for j, r in enumerate(res) if j != i), (key, res)
     # a Generator seeds the four streams (256 bits drawn from it)
     assert all(r.passed for r in dpcore.check_law(lap, 50_000, **truth, rng=np.random.default_rng(1)))
+
+
+# --------------------------------------------------------------------------- issue 15: no wrong number at any input
+def uniform(rng, n):
+    return rng.random(n)
+
+
+PROB_ARGS = {"hits": 3, "n": 10, "claimed": 0.3}
+
+
+@pytest.mark.parametrize(
+    "override,param",
+    [
+        ({"alternative": "greter"}, "alternative"),  # a typo ran a two-sided test: twice the promised false alarm
+        ({"alternative": ["less"]}, "alternative"),
+        ({"claimed": math.nan}, "claimed"),
+        ({"claimed": 1.5}, "claimed"),
+        ({"claimed": -1}, "claimed"),
+        ({"claimed": "0.3"}, "claimed"),
+        ({"claimed": 0.3 + 0j}, "claimed"),
+        ({"claimed": True}, "claimed"),
+        ({"hits": 2.5}, "hits"),
+        ({"hits": True}, "hits"),
+        ({"hits": -1}, "hits"),
+        ({"n": 10**400}, "n"),
+        ({"n": 2**53 + 1, "hits": 3}, "n"),
+        ({"alpha": True}, "alpha"),
+        ({"alpha": math.nan}, "alpha"),
+    ],
+)
+def test_probability_result_refuses_each_bad_argument_by_name(override, param):
+    with pytest.raises(ValueError, match=rf"^{param}\b"):
+        dpcore.probability_result(**{**PROB_ARGS, **override})
+
+
+def test_probability_result_alternatives_keep_their_false_alarm():
+    # the one-sided bound at level alpha is the beta quantile (computed here with scipy.stats.beta, not the code)
+    res = dpcore.probability_result(30, 100, 0.2, alternative="less", alpha=1e-3)
+    assert res.ci_low == pytest.approx(stats.beta.ppf(1e-3, 30, 71), rel=1e-10)
+    res = dpcore.probability_result(30, 100, 0.2, alternative="two-sided", alpha=1e-3)
+    assert res.ci_low == pytest.approx(stats.beta.ppf(5e-4, 30, 71), rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        pytest.param(lambda x: np.where(x > 0.5, np.nan, 0.0), id="nan-is-not-a-hit"),
+        pytest.param(lambda x: x, id="floats"),
+        pytest.param(lambda x: (x > 0.5).astype(int) * 2, id="integers-not-0-1"),
+        pytest.param(lambda x: (x > 0.5).astype(str), id="strings"),
+        pytest.param(lambda x: x[:1] > 0.5, id="wrong-length"),
+    ],
+)
+def test_event_must_return_booleans(event):
+    # bool(NaN) is True: a NaN used to count as a hit
+    with pytest.raises(ValueError, match="event"):
+        dpcore.check_probability(uniform, event, 1000, 0.5, rng=0)
+
+
+def test_event_may_return_integers_zero_one():
+    as_bool = dpcore.check_probability(uniform, lambda x: x > 0.25, 5000, 0.75, rng=4)
+    as_int = dpcore.check_probability(uniform, lambda x: (x > 0.25).astype(np.int8), 5000, 0.75, rng=4)
+    assert as_bool.details["hits"] == as_int.details["hits"]
+
+
+@pytest.mark.parametrize(
+    "call,param",
+    [
+        (lambda: dpcore.check_mean(uniform, 100, math.nan, variance_bound=1.0), "claimed"),
+        (lambda: dpcore.check_mean(uniform, 100, math.inf, variance_bound=1.0), "claimed"),
+        (lambda: dpcore.check_mean(uniform, 100, "0.5", variance_bound=1.0), "claimed"),
+        (lambda: dpcore.check_bounded_mean(uniform, 100, math.nan, lower=0, upper=1), "claimed"),
+        (lambda: dpcore.check_bounded_mean(uniform, 100, 0.5, lower=True, upper=1), "lower"),
+        (lambda: dpcore.check_bounded_mean(uniform, 100, 0.5, lower=-1e308, upper=1e308), "lower"),
+        (lambda: dpcore.check_probability(uniform, lambda x: x > 0.5, 100, math.nan), "claimed"),
+        (lambda: dpcore.check_probability(uniform, lambda x: x > 0.5, 100, 0.5, alternative="greter"), "alternative"),
+        (lambda: dpcore.check_probability(uniform, lambda x: x > 0.5, 10**400, 0.5), "n"),
+        (lambda: dpcore.check_probability(uniform, lambda x: x > 0.5, True, 0.5), "n"),
+        (lambda: dpcore.check_mean(uniform, 10, 0.5, variance_bound=1.0, chunk_size=10**12), "chunk_size"),
+        (lambda: dpcore.check_cdf(uniform, 100, lambda g: np.clip(g, 0, 1), grid=[0.5, math.nan]), "grid"),
+        (lambda: dpcore.check_cdf(uniform, 100, lambda g: np.clip(g, 0, 1), grid=[]), "grid"),
+        (lambda: dpcore.check_cdf(uniform, 100, lambda g: np.clip(g, 0, 1), grid_size=10**10), "grid_size"),
+        (lambda: dpcore.clopper_pearson_bounds([2.5], 10, 0.01), "hits"),
+        (lambda: dpcore.clopper_pearson_bounds(np.array([True]), 10, 0.01), "hits"),
+        (lambda: dpcore.clopper_pearson_bounds([3], 10**400, 0.01), "n"),
+        (lambda: dpcore.probability_acceptance(10**15, 0.5, 0.5), "n"),
+        (lambda: dpcore.probability_acceptance(100, math.nan, 0.5), "true_p"),
+        (lambda: dpcore.probability_acceptance(100, 0.5, 0.5, alternative="lesser"), "alternative"),
+        (lambda: median_of_means_radius(10**400, 1.0, 0.1), "n"),
+    ],
+)
+def test_every_public_function_names_its_bad_argument(call, param):
+    with pytest.raises(ValueError, match=rf"\b{param}\b"):
+        call()
+
+
+def test_limits_are_checked_before_any_draw():
+    calls = []
+
+    def spy(rng, n):
+        calls.append(n)
+        return rng.random(n)
+
+    with pytest.raises(ValueError, match="MAX_SAMPLES"):
+        dpcore.check_mean(spy, dpcore.montecarlo.MAX_SAMPLES + 1, 0.5, variance_bound=1.0)
+    assert calls == []
+
+
+def test_subnormal_alpha_gives_a_finite_radius():
+    # log(4 / 5e-324) overflowed to inf (a test that passes everything); log 4 - log alpha is finite
+    res = dpcore.check_bounded_mean(uniform, 1000, 0.5, lower=0, upper=1, alpha=5e-324, rng=1)
+    expected = math.sqrt((math.log(4) + 744.44007192138126) / 2000)  # -log(5e-324) = 744.44 (mpmath)
+    assert res.details["radius_hoeffding"] == pytest.approx(expected, rel=1e-12)
+    res = dpcore.check_cdf(uniform, 1000, lambda g: np.clip(g, 0, 1), alpha=5e-324, rng=1)
+    assert math.isfinite(res.details["dkw_radius"])
