@@ -28,8 +28,10 @@ probability ``alpha``; the ledger refuses a record whose Monte Carlo pieces
 add up to more than the book's level (:data:`BOOK_ALPHA`, union bound).
 
 NaN, an infinite bound where a number is due, a string or a result object
-where a bool is due: each is refused (``TypeError``/``ValueError``), never
-read as "passed".
+where a bool is due: each is refused, never read as "passed". A value of the
+wrong type raises :class:`NotEvidence`, which is both a ``TypeError`` and a
+``ValueError`` (bad input is a ``ValueError`` throughout the project); a
+value of the right type but not usable (NaN) raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ __all__ = [
     "Fact",
     "Test",
     "as_evidence",
+    "NotEvidence",
 ]
 
 BOOK_ALPHA = 1e-6
@@ -64,16 +67,24 @@ _KINDS = ("symbolic", "exact", "numeric", "monte-carlo")
 _OPS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, ">=": operator.ge, ">": operator.gt}
 
 
+class NotEvidence(TypeError, ValueError):
+    """A value that is not evidence (a bool, a string, a number where evidence is due): never read as a verdict.
+
+    Both a ``TypeError`` (the type is wrong) and a ``ValueError`` (bad input,
+    as everywhere in the project), so either ``except`` catches it.
+    """
+
+
 def _real(name: str, value: Any, *, allow_inf: bool = False) -> float:
     """``value`` as a float; refuse bools, strings, complex, NaN (and infinity unless allowed)."""
     if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)):
-        raise TypeError(f"evidence {name} must be a real number; got {value!r}")
+        raise NotEvidence(f"evidence {name} must be a real number; got {value!r}")
     if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
-        raise TypeError(f"evidence {name} must be a real number; got complex {value!r}")
+        raise NotEvidence(f"evidence {name} must be a real number; got complex {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"evidence {name} must be a real number; got {value!r}") from None
+        raise NotEvidence(f"evidence {name} must be a real number; got {value!r}") from None
     if math.isnan(x):
         raise ValueError(f"evidence {name} is NaN: a NaN is never evidence")
     if math.isinf(x) and not allow_inf:
@@ -246,7 +257,7 @@ class Fact(Evidence):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not isinstance(self.value, (bool, np.bool_)):
-            raise TypeError(
+            raise NotEvidence(
                 f"Fact needs a real bool; got {type(self.value).__name__} {self.value!r} "
                 "(use Compare, Close, Within or Test to let the ledger compute the verdict from numbers)"
             )
@@ -302,7 +313,7 @@ class Test(Evidence):
         from dpcore.montecarlo import CheckResult
 
         if not isinstance(self.result, CheckResult):
-            raise TypeError(f"Test needs a dpcore CheckResult; got {type(self.result).__name__}")
+            raise NotEvidence(f"Test needs a dpcore CheckResult; got {type(self.result).__name__}")
         object.__setattr__(self, "alpha", self.result.alpha)
         super().__post_init__()
 
@@ -315,6 +326,8 @@ class Test(Evidence):
             _real("claimed", r.claimed),
         )
         verdict = lo <= c <= hi
+        if not isinstance(r.passed, (bool, np.bool_)):  # bool('False') is True: only a real bool is a verdict
+            raise NotEvidence(f"CheckResult {r.name!r} has passed={r.passed!r}, not a bool: it has no defined verdict")
         if verdict != bool(r.passed):
             raise ValueError(f"CheckResult {r.name!r} says passed={r.passed} but its numbers say {verdict}")
         return verdict
@@ -351,7 +364,7 @@ def miss_probability(result: Any, true_value: float) -> float:
     from dpcore.montecarlo import CheckResult, probability_acceptance
 
     if not isinstance(result, CheckResult):
-        raise TypeError(f"miss_probability needs a dpcore CheckResult; got {type(result).__name__}")
+        raise NotEvidence(f"miss_probability needs a dpcore CheckResult; got {type(result).__name__}")
     t = _real("true_value", true_value)
     if "alternative" in result.details:
         return probability_acceptance(
@@ -397,15 +410,31 @@ class Rejected(Evidence):
         return float(self.result.alpha)
 
 
-def as_evidence(item: Any) -> Evidence:
-    """``item`` if it is evidence, a :class:`Test` if it is a ``CheckResult``; refuse anything else."""
+def as_evidence(item: Any, where: str = "evidence") -> Evidence:
+    """``item`` if it is evidence, a :class:`Test` if it is a ``CheckResult``; refuse anything else.
+
+    A ``CheckResult`` is accepted only with a defined verdict: a real bool
+    ``passed`` that agrees with its numbers (checked here, so a bad result is
+    refused before anything is recorded).
+
+    Raises
+    ------
+    NotEvidence
+        (a ``TypeError`` and a ``ValueError``) naming ``where`` if ``item`` is a
+        bool, a string, a number, ``None`` or any other non-evidence, or a
+        ``CheckResult`` whose ``passed`` is not a bool.
+    ValueError
+        If a ``CheckResult`` has NaN numbers or a ``passed`` its numbers contradict.
+    """
     from dpcore.montecarlo import CheckResult
 
     if isinstance(item, Evidence):
         return item
     if isinstance(item, CheckResult):
-        return Test(item.name, result=item)
-    raise TypeError(
-        f"the ledger takes evidence (Equal, Compare, Close, Within, Fact, Test or a CheckResult), "
-        f"not {type(item).__name__} {item!r}: it computes the verdict itself"
+        test = Test(item.name, result=item)
+        _ = test.holds  # the verdict must be defined: a bool agreeing with the numbers, no NaN
+        return test
+    raise NotEvidence(
+        f"{where} must be evidence (Equal, Compare, Close, Within, Fact, Test or a CheckResult), "
+        f"not {type(item).__name__} {item!r}: the ledger computes the verdict itself"
     )

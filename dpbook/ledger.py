@@ -56,7 +56,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from .evidence import BOOK_ALPHA, Evidence, as_evidence
+from .evidence import BOOK_ALPHA, Evidence, NotEvidence, as_evidence
 
 __all__ = [
     "Claim",
@@ -316,17 +316,25 @@ def record(claim_id: str, *evidence: Any, controls: Sequence[Any] = (), note: st
     ------
     KeyError
         If ``claim_id`` is not declared.
-    TypeError
-        If a piece of evidence is not evidence (a bool, a string, a number):
-        the ledger computes verdicts, it does not accept them.
+    NotEvidence
+        (a ``TypeError`` and a ``ValueError``) naming the argument, e.g.
+        ``evidence[0]`` or ``controls[1]``, if a piece of evidence is not
+        evidence (a bool, ``'False'``, NaN, a number, ``None``) or a
+        ``CheckResult`` has no defined verdict (``passed`` not a bool, or
+        contradicting its numbers): the ledger computes verdicts, it does not
+        accept them. ``controls`` must be a sequence (list, tuple). Nothing is recorded.
     ValueError
         If there is no evidence or no control.
     AssertionError
         After recording, if the claim failed.
     """
+    if not isinstance(claim_id, str):
+        raise NotEvidence(f"claim_id must be a str; got {type(claim_id).__name__} {claim_id!r}")
     claim = get_claim(claim_id)
-    ev = [as_evidence(e) for e in evidence]
-    ctl = [as_evidence(c) for c in controls]
+    if not isinstance(controls, Sequence) or isinstance(controls, (str, bytes)):
+        raise NotEvidence(f"controls must be a list or tuple of evidence; got {type(controls).__name__} {controls!r}")
+    ev = [as_evidence(e, f"evidence[{i}]") for i, e in enumerate(evidence)]
+    ctl = [as_evidence(c, f"controls[{i}]") for i, c in enumerate(controls)]
     if not ev:
         raise ValueError(f"{claim_id}: a record needs at least one piece of evidence")
     if not ctl:

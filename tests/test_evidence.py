@@ -116,3 +116,29 @@ def test_rejected_counts_its_miss_probability() -> None:
     # an accepted claim is not a rejection
     ok = dpcore.probability_result(300, 1000, 0.3, alpha=1e-7)
     assert not Rejected("P = 0.3", result=ok, true_value=0.25).holds
+
+
+def test_non_evidence_is_a_value_error_too() -> None:
+    # issue 15: bad input is a ValueError throughout; NotEvidence is also the TypeError it was
+    from dpbook.evidence import NotEvidence
+
+    for item in ("False", float("nan"), True, None):
+        with pytest.raises(ValueError, match="evidence"):
+            as_evidence(item)
+        with pytest.raises(NotEvidence):
+            as_evidence(item)
+    with pytest.raises(ValueError, match="Fact"):
+        Fact("f", "False")
+    with pytest.raises(ValueError, match="value"):
+        Compare("c", "1.0", "<=", 2.0)
+
+
+def test_a_result_needs_a_real_bool_verdict() -> None:
+    import dataclasses
+
+    res = dpcore.probability_result(50, 100, 0.5)
+    assert as_evidence(res).holds
+    for passed in ("False", "True", 1, None, float("nan")):  # bool('False') is True: never read as a verdict
+        with pytest.raises(ValueError, match="passed"):
+            as_evidence(dataclasses.replace(res, passed=passed))
+    assert as_evidence(dataclasses.replace(res, passed=np.bool_(True))).holds  # numpy bools are bools

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpcore
@@ -255,3 +257,44 @@ def test_no_record_failed_in_the_last_build() -> None:
     assert not failed, "records that FAILED in the build:\n" + "\n".join(failed)
     assert not undeclared, f"records of undeclared ids: {undeclared}"
     assert not unrecorded, f"claims of chapters that ran but were not recorded: {unrecorded}"
+
+
+# --------------------------------------------------------------------------- issue 15: nothing is read as "passed"
+def test_record_refuses_every_non_verdict_with_a_value_error_naming_the_argument(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ledger.record(id, 'False') and record(id, NaN) used to be recorded as passed (bool(passed))
+    cid = next(iter(ledger.claims()))
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
+    good, wrong = Compare("1 <= 2", 1.0, "<=", 2.0), Compare("3 <= 2", 3.0, "<=", 2.0)
+    for verdict in ("False", "True", float("nan"), True, False, np.bool_(True), 1, 0.0, None, b"ok"):
+        with pytest.raises(ValueError, match=r"evidence\[1\]"):
+            ledger.record(cid, good, verdict, controls=[wrong])
+        with pytest.raises(ValueError, match=r"controls\[0\]"):
+            ledger.record(cid, good, controls=[verdict])
+    with pytest.raises(ValueError, match="controls"):
+        ledger.record(cid, good, controls=wrong)  # a single control, not a list
+    with pytest.raises(ValueError, match="controls"):
+        ledger.record(cid, good, controls="False")
+    # a result object without a defined verdict: passed not a bool, or NaN in its numbers
+    res = _mc(0.5, 1)
+    for forged in (dataclasses.replace(res, passed="False"), dataclasses.replace(res, ci_low=float("nan"))):
+        with pytest.raises(ValueError):
+            ledger.record(cid, good, forged, controls=[wrong])
+    assert not list(tmp_path.glob("*.jsonl")), "a refused call must not be recorded"
+
+
+def test_a_failing_result_object_is_recorded_failed_with_its_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cid, claim = next((i, c) for i, c in ledger.claims().items() if c.kind == "claim")
+    monkeypatch.setenv("DPCORE_LEDGER_DIR", str(tmp_path))
+    failing = dpcore.probability_result(900, 1000, 0.5, alpha=5e-7)  # 900 of 1000 is no fair coin
+    assert failing.passed is False
+    with pytest.raises(AssertionError, match="FAILED"):
+        ledger.record(cid, failing, controls=[Compare("3 <= 2", 3.0, "<=", 2.0)])
+    (rec,) = [json.loads(x) for x in (tmp_path / f"{claim.chapter}.jsonl").read_text().splitlines()]
+    assert rec["passed"] is False and "evidence does not hold" in rec["reasons"][0]
+    ev = rec["evidence"][0]
+    assert ev["holds"] is False and ev["alpha"] == 5e-7
+    assert "REJECT" in ev["detail"] and "estimate 0.9" in ev["detail"] and "n=1,000" in ev["detail"]
