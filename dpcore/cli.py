@@ -25,10 +25,28 @@ Three subcommands, built on the same tested functions as the book:
     ``module:function`` with the signature ``mechanism(data, size, rng)``.
 
 Output is a plain table, or JSON with ``--json``. Bad input (a non-positive
-epsilon, a delta outside (0, 1), a callable that cannot be imported, ...)
-prints one clear message to stderr and exits with status 2, never a traceback.
-``audit`` exits with status 1 when it finds, at the stated confidence, that the
-mechanism violates the epsilon claimed for it.
+epsilon, a delta outside (0, 1), a NaN, a callable that cannot be imported,
+options whose result would overflow, ...) prints *one line* to stderr naming
+the option and the rule, and exits with status 2: never a traceback, never a
+warning. Every failure passes through one place, :func:`main`, which
+
+* turns argparse's errors into that one line (with a pointer to ``--help``);
+* catches the library's ``ValueError`` (its message names the parameter; a
+  parameter that is an option is written as the option, and the options given
+  are quoted otherwise);
+* records every warning raised while computing: a floating-point warning
+  (``RuntimeWarning``: overflow, invalid value, division by zero) means the
+  numbers cannot be trusted, so the command fails with that warning as its one
+  line instead of printing a number;
+* reports any other exception of the library as an *internal error* (one line
+  with the exception and where it was raised: please report it), also with
+  status 2.
+
+JSON output never contains ``NaN`` or ``Infinity`` (which are not JSON): an
+infinite value (an epsilon that is unbounded, say) is written as the string
+``"inf"`` or ``"-inf"``, and a NaN anywhere in a result is refused as an
+internal error. ``audit`` exits with status 1 when it finds, at the stated
+confidence, that the mechanism violates the epsilon claimed for it.
 """
 
 from __future__ import annotations
@@ -39,18 +57,67 @@ import json
 import math
 import os
 import sys
+import traceback
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
-__all__ = ["main", "build_parser", "UsageError"]
+__all__ = ["main", "build_parser", "UsageError", "MAX_COUNT", "MAX_SEED"]
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
 
+#: Largest ``--count`` (and ``--samples``) accepted: 2**53, above which a count is not exact as a float.
+MAX_COUNT = 1 << 53
+#: Largest ``--seed``: numpy's SeedSequence takes any non-negative int, but a seed longer than 128 bits adds nothing.
+MAX_SEED = (1 << 128) - 1
+
 
 class UsageError(ValueError):
     """Bad command-line input: reported with exit status 2."""
+
+
+class InternalError(RuntimeError):
+    """The library failed or gave a NaN at valid options: reported in one line with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line on stderr (exit status 2), pointing to ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _finite_float(text: str) -> float:
+    """argparse type: a finite real number (``nan``, ``inf`` and ``1e400`` are refused)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number; got {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be a finite number; got {text!r}")
+    return x
+
+
+def _bounded_int(maximum: int) -> Callable[[str], int]:
+    """argparse type: an integer (digits only, optional sign) of absolute value at most ``maximum``."""
+
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not t.lstrip("+-").isdigit() or len(t) > 60:
+            raise argparse.ArgumentTypeError(f"must be an integer of at most {len(str(maximum))} digits; got {text!r}")
+        k = int(t)
+        if abs(k) > maximum:
+            raise argparse.ArgumentTypeError(f"must be at most {maximum}; got {text!r}")
+        return k
+
+    parse.__name__ = "int"
+    return parse
 
 
 def _fmt(value: Any) -> str:
@@ -87,6 +154,17 @@ def _count(name: str, value: int) -> int:
     return check_positive_int(name, value)
 
 
+def _check_ratio(sensitivity: float, epsilon: float) -> None:
+    """The noise scale sensitivity / epsilon must be a finite float > 0 (it overflows or underflows otherwise)."""
+    ratio = sensitivity / epsilon
+    if not (math.isfinite(ratio) and ratio > 0):
+        what = "overflows to infinity" if ratio > 0 else "underflows to 0 (no noise)"
+        raise UsageError(
+            f"--sensitivity / --epsilon = {sensitivity!r} / {epsilon!r} {what}: the noise scale must be a finite "
+            "number > 0"
+        )
+
+
 # --------------------------------------------------------------------------- calibrate
 def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     import dpcore
@@ -94,6 +172,7 @@ def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     sensitivity = _positive("--sensitivity", args.sensitivity)
     epsilon = _positive("--epsilon", args.epsilon)
     delta = None if args.delta is None else _probability("--delta", args.delta)
+    _check_ratio(sensitivity, epsilon)
 
     result: dict[str, Any] = {"sensitivity": sensitivity, "epsilon": epsilon, "delta": delta}
     rows: list[list[Any]] = []
@@ -201,6 +280,10 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     exact_mech = mech.self_composition(count)
     if exact_mech is not None:
         exact = exact_mech.epsilon(delta)
+        if exact > eps_rdp * (1 + 1e-9):  # RDP is an upper bound: one of the two numbers is wrong
+            raise InternalError(
+                f"the exact epsilon {exact!r} exceeds the RDP upper bound {eps_rdp!r}: one of them is wrong"
+            )
         result.update(exact_epsilon=exact, rdp_overhead=(eps_rdp / exact - 1.0) if exact > 0 else None)
         rows.append(["exact composition", exact, f"{count} releases = {exact_mech!r}"])
         if exact > 0:
@@ -216,16 +299,21 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if pure is not None:
         candidates.append((result["basic_composition_epsilon"], "basic-composition", None))
     if callable(getattr(mech, "privacy_losses", None)) and delta >= dpcore.pld.MIN_DELTA:
-        bracket = dpcore.PldAccountant().compose(mech, count).epsilon_bracket_details(delta)
-        result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower)
-        candidates.append((bracket.upper, "pld", bracket.lower))
-        rows.append(
-            [
-                "PLD accountant",
-                bracket.upper,
-                f"certified bracket [{_fmt(bracket.lower)}, {_fmt(bracket.upper)}]",
-            ]
-        )
+        try:
+            bracket = dpcore.PldAccountant().compose(mech, count).epsilon_bracket_details(delta)
+        except ValueError as exc:  # beyond the PLD grid's limits (a loss too wide, say): the other methods stand
+            result["pld_refused"] = _one_line(str(exc))
+            rows.append(["PLD accountant", "n/a", "not applicable: " + _one_line(str(exc))])
+        else:
+            result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower)
+            candidates.append((bracket.upper, "pld", bracket.lower))
+            rows.append(
+                [
+                    "PLD accountant",
+                    bracket.upper,
+                    f"certified bracket [{_fmt(bracket.lower)}, {_fmt(bracket.upper)}]",
+                ]
+            )
     best, method, lower = min(candidates, key=lambda c: c[0])
     lowers = [c[2] for c in candidates if c[2] is not None]
     result.update(epsilon=best, method=method, epsilon_lower=max(lowers) if lowers else None)
@@ -258,11 +346,39 @@ def _flawed() -> Any:
     return importlib.import_module("dpbook.flawed")
 
 
+_DATA_RULE = "a JSON number such as 0 or 1.5, or a list of numbers (no true/false, null, strings or NaN)"
+
+
 def _parse_data(name: str, text: str) -> Any:
+    """``text`` as data: a finite JSON number or a (nested) non-empty list of them; booleans are refused.
+
+    Integers must fit in 64 bits and floats be finite (``1e400``, ``NaN`` and
+    ``Infinity`` are refused): ``true`` would silently be the number 1.
+    """
+
+    def refuse(detail: str) -> NoReturn:
+        raise UsageError(f"{name} must be {_DATA_RULE}; got {text!r} ({detail})")
+
+    def check(value: Any) -> None:
+        if isinstance(value, bool) or value is None or isinstance(value, (str, dict)):
+            refuse(f"contains {json.dumps(value)}")
+        if isinstance(value, list):
+            if not value:
+                refuse("an empty list")
+            for v in value:
+                check(v)
+        elif isinstance(value, int):
+            if not -(1 << 63) <= value < (1 << 63):
+                refuse("an integer beyond 64 bits")
+        elif not math.isfinite(value):
+            refuse("a number that is not finite")
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise UsageError(f"{name} must be a JSON value (a number such as 0 or 1.5, or a list); got {text!r}") from None
+        data = json.loads(text, parse_constant=lambda c: float(c))
+    except (json.JSONDecodeError, ValueError):  # ValueError: an integer of more than 4300 digits
+        refuse("not JSON")
+    check(data)
+    return data
 
 
 def _load_callable(spec: str) -> Callable[..., Any]:
@@ -292,6 +408,7 @@ def _calibrated(name: str, epsilon: float, args: argparse.Namespace) -> tuple[An
     import dpcore
 
     sensitivity = _positive("--sensitivity", 1.0 if args.sensitivity is None else args.sensitivity)
+    _check_ratio(sensitivity, epsilon)
     if name in FLAWED_MECHANISMS:
         if name == "gaussian-variance-as-std":
             if args.delta is None:
@@ -354,6 +471,8 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 - a user's mechanism that raises is bad input, not our crash
+        if not args.callable:  # a built-in mechanism that raises is the library's failure (main reports it)
+            raise
         raise UsageError(f"the mechanism failed while being audited: {type(exc).__name__}: {exc}") from None
 
     violation = claimed is not None and res.epsilon_lower > claimed
@@ -447,7 +566,7 @@ using the numpy Generator `rng` for its randomness."""
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m dpcore`` (exposed for documentation and tests)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m dpcore",
         description="A differential-privacy calculator: calibrate noise, account for composition, "
         "audit a mechanism. Every number comes from the tested dpcore library.",
@@ -457,7 +576,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="{calibrate,account,audit}", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+        p.add_argument(
+            "--json",
+            action="store_true",
+            help='print one JSON object instead of a table (an infinite value is the string "inf")',
+        )
 
     p = sub.add_parser(
         "calibrate",
@@ -468,12 +591,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--sensitivity",
-        type=float,
+        type=_finite_float,
         default=1.0,
         help="global sensitivity (L1 for Laplace, L2 for Gaussian), > 0 (default 1)",
     )
-    p.add_argument("--epsilon", type=float, required=True, help="privacy parameter epsilon, > 0")
-    p.add_argument("--delta", type=float, help="privacy parameter delta in (0, 1), for the Gaussian rows")
+    p.add_argument("--epsilon", type=_finite_float, required=True, help="privacy parameter epsilon, > 0")
+    p.add_argument("--delta", type=_finite_float, help="privacy parameter delta in (0, 1), for the Gaussian rows")
     common(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -488,9 +611,9 @@ def build_parser() -> argparse.ArgumentParser:
     registry = _registry()
     p.add_argument("--mechanism", choices=list(registry), required=True, help="the mechanism of each release")
     for field, owners in _parameter_fields().items():
-        p.add_argument(_option(field), type=float, help=f"{field} of --mechanism {' / '.join(owners)}")
-    p.add_argument("--count", type=int, required=True, help="number k of releases, >= 1")
-    p.add_argument("--delta", type=float, required=True, help="target delta in (0, 1)")
+        p.add_argument(_option(field), type=_finite_float, help=f"{field} of --mechanism {' / '.join(owners)}")
+    p.add_argument("--count", type=_bounded_int(MAX_COUNT), required=True, help="number k of releases, 1 to 2**53")
+    p.add_argument("--delta", type=_finite_float, required=True, help="target delta in (0, 1)")
     common(p)
     p.set_defaults(func=cmd_account)
 
@@ -506,37 +629,106 @@ def build_parser() -> argparse.ArgumentParser:
     p.epilog = "built-in mechanisms:\n" + "\n".join(f"  {k:26s}{v}" for k, v in builtins.items()) + _EPILOG_AUDIT
     who.add_argument("--mechanism", choices=list(builtins), help="a built-in mechanism (default laplace)")
     who.add_argument("--callable", metavar="MODULE:FUNCTION", help="your mechanism(data, size, rng)")
-    p.add_argument("--epsilon", type=float, help="the epsilon the mechanism claims (built-ins are calibrated to it)")
-    p.add_argument("--delta", type=float, help="the delta of an (epsilon, delta) claim, in (0, 1)")
-    p.add_argument("--sensitivity", type=float, help="sensitivity of the built-in query (default 1)")
-    p.add_argument("--d", help="input on one side, as JSON (default 0)")
+    p.add_argument(
+        "--epsilon", type=_finite_float, help="the epsilon the mechanism claims (built-ins are calibrated to it)"
+    )
+    p.add_argument("--delta", type=_finite_float, help="the delta of an (epsilon, delta) claim, in (0, 1)")
+    p.add_argument("--sensitivity", type=_finite_float, help="sensitivity of the built-in query (default 1)")
+    p.add_argument("--d", help="input on one side, as JSON: a number or a list of numbers (default 0)")
     p.add_argument(
         "--d-prime",
         dest="d_prime",
         help="input on the other side, as JSON (default: the sensitivity for a built-in, 1 for --callable)",
     )
-    p.add_argument("--samples", type=int, default=1_000_000, help="samples per side, >= 2 (default 1000000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the bound, in (0, 1)")
-    p.add_argument("--seed", type=int, help="seed (a non-negative int) for a reproducible audit")
+    p.add_argument(
+        "--samples", type=_bounded_int(MAX_COUNT), default=1_000_000, help="samples per side, >= 2 (default 1000000)"
+    )
+    p.add_argument("--confidence", type=_finite_float, default=0.95, help="confidence of the bound, in (0, 1)")
+    p.add_argument("--seed", type=_bounded_int(MAX_SEED), help="seed (a non-negative int) for a reproducible audit")
     common(p)
     p.set_defaults(func=cmd_audit)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the calculator; returns the exit status (0 ok, 1 audit violation, 2 bad input)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)  # argparse itself exits with 2 on malformed input
+def _where(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame of ``exc`` (for an internal error's one line)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "?"
+    last = frames[-1]
+    return f"{os.path.basename(last.filename)}:{last.lineno}"
+
+
+def _json_ready(value: Any, path: str = "result") -> Any:
+    """``value`` with every infinite float written as ``"inf"``/``"-inf"``; a NaN is an internal error."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v, f"{path}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
     try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(x):
+        raise InternalError(f"the computation gave NaN for {path.removeprefix('result.')}")
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _given(argv: Sequence[str]) -> str:
+    """The options as given (without ``--json``), to name them when the library's message cannot."""
+    return " ".join(a for a in argv if a != "--json")
+
+
+def _run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``args.func(args)`` with every warning recorded: a floating-point warning fails the command."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         result, text = args.func(args)
-    except (UsageError, ValueError, KeyError) as exc:
-        msg = exc.args[0] if exc.args else str(exc)
-        print(f"{parser.prog} {args.command}: error: {msg}", file=sys.stderr)
-        return EXIT_USAGE
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning):
+            where = f"{os.path.basename(w.filename)}:{w.lineno}"
+            raise InternalError(
+                f"the computation raised {w.category.__name__}: {w.message} (at {where}), so its result is not reported"
+            )
+    json_ready = _json_ready(result)  # refuses a NaN in the table output too
+    return json_ready, text
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the calculator; returns the exit status (0 ok, 1 audit violation, 2 bad input or a failure).
+
+    The one place where failures become one line on stderr (see the module docstring).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)  # _Parser.error exits with 2 and one line on malformed input
+    prefix = f"{parser.prog} {args.command}: error:"
+    try:
+        result, text = _run(args)
     except KeyboardInterrupt:  # pragma: no cover - interactive
         return 130
+    except (UsageError, ValueError, KeyError) as exc:
+        msg = _one_line(exc.args[0] if exc.args else str(exc))
+        if not msg.startswith("--") and not isinstance(exc, UsageError):  # the library names its own parameter
+            msg = f"at {_given(argv)}: {msg}"
+        print(f"{prefix} {msg}", file=sys.stderr)
+        return EXIT_USAGE
+    except InternalError as exc:
+        print(f"{prefix} at {_given(argv)}: {_one_line(str(exc))} (internal error: please report it)", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - a library failure at these options: one line, never a traceback
+        print(
+            f"{prefix} at {_given(argv)}: {type(exc).__name__}: {_one_line(str(exc))} (at {_where(exc)}; "
+            "internal error: please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     if args.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False, default=str))
+        print(json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         print(text)
     if args.command == "audit" and result.get("violation"):

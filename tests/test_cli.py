@@ -50,7 +50,9 @@ def test_help_has_examples(capsys: pytest.CaptureFixture[str]) -> None:
 def test_no_command_is_a_usage_error() -> None:
     proc = run()
     assert proc.returncode == 2
-    assert "usage:" in proc.stderr and "Traceback" not in proc.stderr
+    # one line (issue 15: every failure is one line on stderr), pointing to the help that shows the usage
+    assert proc.stderr.count("\n") == 1 and "--help" in proc.stderr and "Traceback" not in proc.stderr
+    assert "calibrate,account,audit" in proc.stderr
 
 
 # --------------------------------------------------------------------------- calibrate
@@ -327,3 +329,131 @@ def test_account_reports_the_tightest_certified_epsilon_and_its_method(capsys: p
             ["account", "--mechanism", "subsampled-gaussian", "--sigma", "1", *bad, "--count", "3", "--delta", "1e-5"]
         )
         assert code == 2 and word in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- issue 15: every failure is one line
+def _status(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse's own errors (through _Parser.error)
+        return int(exc.code or 0)
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str], *needles: str) -> str:
+    status = _status(argv)
+    out, err = capsys.readouterr()
+    assert status == 2, (argv, status, out, err)
+    assert out == "" and err.count("\n") == 1 and err.endswith("\n"), err
+    assert "Traceback" not in err and "Warning:" not in err.split("error:", 1)[0], err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+ISSUE_15_CASES = [
+    # the issue's examples: a traceback with exit 1 before
+    (
+        ["account", "--mechanism", "gaussian", "--sigma", "1e300", "--count", "10", "--delta", "1e-5", "--json"],
+        "--sigma",
+    ),
+    (["account", "--mechanism", "gaussian", "--sigma", "1", "--count", "10" + "0" * 20, "--delta", "1e-5"], "--count"),
+    # "math domain error" / a library parameter for a tiny epsilon: now the options and the rule
+    (["calibrate", "--epsilon", "1e-310"], "--epsilon"),
+    (["calibrate", "--epsilon", "5e-324", "--delta", "1e-5"], "--epsilon"),
+    (["calibrate", "--sensitivity", "1e-300", "--epsilon", "1e300"], "--sensitivity"),
+    (["audit", "--epsilon", "1e-320", "--samples", "100"], "--epsilon"),
+    # --d true was the number 1
+    (["audit", "--mechanism", "laplace", "--epsilon", "1", "--d", "true", "--samples", "100"], "--d"),
+    (["audit", "--mechanism", "laplace", "--epsilon", "1", "--d-prime", "[1, null]", "--samples", "100"], "--d-prime"),
+    (["audit", "--mechanism", "laplace", "--epsilon", "1", "--d", "NaN", "--samples", "100"], "--d"),
+    (["audit", "--mechanism", "laplace", "--epsilon", "1", "--d", "1e400", "--samples", "100"], "--d"),
+    (["audit", "--mechanism", "laplace", "--epsilon", "1", "--d", "1" * 5000, "--samples", "100"], "--d"),
+    (["audit", "--epsilon", "1", "--samples", "1" * 100], "--samples"),
+    (["audit", "--epsilon", "1", "--seed", "-1"], "--seed"),
+    (["calibrate", "--epsilon", "inf"], "--epsilon"),
+    (["calibrate", "--epsilon", "1e400"], "--epsilon"),
+    (["calibrate", "--epsilon", "0x10"], "--epsilon"),
+    (["account", "--mechanism", "laplace", "--scale", "1", "--count", "2.5", "--delta", "1e-5"], "--count"),
+    (["account", "--mechanism", "laplace", "--scale", "1", "--count", "True", "--delta", "1e-5"], "--count"),
+    ([], "--help"),
+    (["calibrate"], "--epsilon"),
+]
+
+
+@pytest.mark.parametrize(("argv", "needle"), ISSUE_15_CASES, ids=[" ".join(a)[:60] for a, _ in ISSUE_15_CASES])
+def test_issue_15_failures_are_one_line_with_status_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _one_line_error(capsys, argv, needle)
+
+
+def test_sigma_1e300_in_a_subprocess_has_no_traceback() -> None:
+    proc = run("account", "--mechanism", "gaussian", "--sigma", "1e300", "--count", "10", "--delta", "1e-5", "--json")
+    assert proc.returncode == 2 and proc.stdout == "", (proc.returncode, proc.stdout)
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr and "--sigma" in proc.stderr
+
+
+def test_json_never_contains_infinity_or_nan(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dpcore.cli as cli
+
+    # an infinite value is written as the string "inf" (documented); json.dumps raised ValueError before
+    monkeypatch.setattr(cli, "cmd_calibrate", lambda args: ({"eps": math.inf, "low": [-math.inf, 1.0]}, "table"))
+    assert main(["calibrate", "--epsilon", "1", "--json"]) == 0
+    text = capsys.readouterr().out
+    assert "Infinity" not in text and json.loads(text) == {"eps": "inf", "low": ["-inf", 1.0]}
+    # a NaN is never a result: refused in one line, in the table and in JSON
+    monkeypatch.setattr(cli, "cmd_calibrate", lambda args: ({"eps": math.nan}, "table"))
+    for extra in ([], ["--json"]):
+        _one_line_error(capsys, ["calibrate", "--epsilon", "1", *extra], "NaN", "eps")
+
+
+def test_warnings_are_never_printed_and_a_floating_point_warning_fails(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    import dpcore.cli as cli
+
+    def warns_then_refuses(args):  # type: ignore[no-untyped-def]
+        np.exp(np.array([1000.0]))  # RuntimeWarning: overflow
+        raise ValueError("epsilon must be > 0; got 0")
+
+    def warns_then_answers(args):  # type: ignore[no-untyped-def]
+        return {"x": float(np.exp(np.array([1000.0]))[0] * 0.0 + 1.0)}, "table"
+
+    monkeypatch.setattr(cli, "cmd_calibrate", warns_then_refuses)
+    err = _one_line_error(capsys, ["calibrate", "--epsilon", "1"], "epsilon must be > 0")
+    assert "RuntimeWarning" not in err and "overflow" not in err  # the warning was not printed before the error
+    monkeypatch.setattr(cli, "cmd_calibrate", warns_then_answers)
+    _one_line_error(capsys, ["calibrate", "--epsilon", "1"], "RuntimeWarning", "overflow")
+
+
+def test_an_unexpected_library_exception_is_one_line_naming_where(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dpcore.cli as cli
+
+    def crashes(args):  # type: ignore[no-untyped-def]
+        return {"x": 1 / 0}, ""
+
+    monkeypatch.setattr(cli, "cmd_calibrate", crashes)
+    _one_line_error(capsys, ["calibrate", "--epsilon", "0.5"], "ZeroDivisionError", "internal error", "--epsilon 0.5")
+
+
+def test_the_pld_accountant_beyond_its_grid_does_not_sink_the_others(capsys: pytest.CaptureFixture[str]) -> None:
+    # Laplace of scale 1e-10: the PLD grid refuses (too many cells); RDP and basic composition still answer
+    argv = ["account", "--mechanism", "laplace", "--scale", "1e-10", "--count", "3", "--delta", "1e-5", "--json"]
+    assert main(argv) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    assert "pld_epsilon" not in out and "cells" in out["pld_refused"]
+    assert out["basic_composition_epsilon"] == pytest.approx(3e10, rel=1e-12)
+    assert out["epsilon"] == min(out["basic_composition_epsilon"], out["rdp_epsilon"])
+
+
+def test_valid_data_options_still_work(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "2000", "--seed", "1", "--json"]
+    assert main([*argv, "--d", "0", "--d-prime", "1.0"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["d"] == 0 and out["d_prime"] == 1.0
