@@ -698,6 +698,10 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return json_ready, text
 
 
+#: What the math module's functions raise (as ValueError) outside their domain: a library failure, never a rule.
+_BARE_MATH_ERRORS = ("math domain error", "math range error")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the calculator; returns the exit status (0 ok, 1 audit violation, 2 bad input or a failure).
 
@@ -712,6 +716,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # pragma: no cover - interactive
         return 130
     except (UsageError, ValueError, KeyError) as exc:
+        if str(exc) in _BARE_MATH_ERRORS:  # the math module's ValueError: not a validation, a library failure
+            print(
+                f"{prefix} at {_given(argv)}: {exc} (at {_where(exc)}; internal error: please report it)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
         msg = _one_line(exc.args[0] if exc.args else str(exc))
         if not msg.startswith("--") and not isinstance(exc, UsageError):  # the library names its own parameter
             msg = f"at {_given(argv)}: {msg}"
