@@ -55,6 +55,7 @@ import argparse
 import importlib
 import json
 import math
+import numbers
 import os
 import sys
 import traceback
@@ -667,6 +668,8 @@ def _json_ready(value: Any, path: str = "result") -> Any:
         return [_json_ready(v, f"{path}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
         return value
+    if isinstance(value, numbers.Integral):  # a numpy integer: a JSON integer, as a Python int is
+        return int(value)
     try:
         x = float(value)
     except (TypeError, ValueError):

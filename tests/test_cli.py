@@ -457,3 +457,15 @@ def test_valid_data_options_still_work(capsys: pytest.CaptureFixture[str]) -> No
     assert main([*argv, "--d", "0", "--d-prime", "1.0"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["d"] == 0 and out["d_prime"] == 1.0
+
+
+def test_json_keeps_numpy_integers_as_integers(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import numpy as np
+
+    import dpcore.cli as cli
+
+    monkeypatch.setattr(cli, "cmd_calibrate", lambda args: ({"k": np.int64(3), "x": np.float64(0.5)}, "table"))
+    assert main(["calibrate", "--epsilon", "1", "--json"]) == 0
+    assert capsys.readouterr().out.replace(" ", "").replace("\n", "") == '{"k":3,"x":0.5}'
