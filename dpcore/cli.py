@@ -439,6 +439,12 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     n = _count("--samples", args.samples)
     if n < 2:
         raise UsageError("--samples must be at least 2")
+    limit = dpcore.auditing.MAX_SAMPLES if args.max_samples is None else args.max_samples
+    if n > limit:
+        raise UsageError(
+            f"--samples {n} is above the limit of {limit} per side (about 25 s per 10^9 samples on one core); "
+            f"pass --max-samples {n} to go past it"
+        )
     confidence = _probability("--confidence", args.confidence)
     if args.seed is not None and args.seed < 0:
         raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
@@ -468,7 +474,16 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         label = f"{name} ({_builtin_mechanisms()[name]})"
 
     try:
-        res = dpcore.audit_epsilon(mechanism, d, d_prime, n, confidence=confidence, rng=args.seed, delta=delta)
+        res = dpcore.audit_epsilon(
+            mechanism,
+            d,
+            d_prime,
+            n,
+            confidence=confidence,
+            rng=args.seed,
+            delta=delta,
+            max_samples=limit,
+        )
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 - a user's mechanism that raises is bad input, not our crash
@@ -643,6 +658,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--samples", type=_bounded_int(MAX_COUNT), default=1_000_000, help="samples per side, >= 2 (default 1000000)"
+    )
+    p.add_argument(
+        "--max-samples",
+        dest="max_samples",
+        type=_bounded_int(MAX_COUNT),
+        help="raise the limit on --samples (default 10^9 per side, about half a minute per 10^9 on one core)",
     )
     p.add_argument("--confidence", type=_finite_float, default=0.95, help="confidence of the bound, in (0, 1)")
     p.add_argument("--seed", type=_bounded_int(MAX_SEED), help="seed (a non-negative int) for a reproducible audit")

@@ -469,3 +469,13 @@ def test_json_keeps_numpy_integers_as_integers(
     monkeypatch.setattr(cli, "cmd_calibrate", lambda args: ({"k": np.int64(3), "x": np.float64(0.5)}, "table"))
     assert main(["calibrate", "--epsilon", "1", "--json"]) == 0
     assert capsys.readouterr().out.replace(" ", "").replace("\n", "") == '{"k":3,"x":0.5}'
+
+
+def test_audit_samples_beyond_the_limit_are_refused_with_the_option_to_raise_it(capsys):
+    from dpcore import cli
+
+    assert cli.main(["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", str(10**12)]) == 2
+    err = capsys.readouterr().err
+    assert "--max-samples" in err and err.count("\n") == 1
+    args = ["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "3000", "--max-samples", "3000"]
+    assert cli.main([*args, "--seed", "1", "--json"]) == 0
