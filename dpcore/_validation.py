@@ -29,6 +29,10 @@ __all__ = [
     "check_finite_array",
     "check_probability_open",
     "check_positive_int",
+    "check_real",
+    "check_normal_result",
+    "as_real_array",
+    "MAX_INT",
 ]
 
 
@@ -112,16 +116,104 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(as_seed_sequence(rng)))
 
 
-def _as_float(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a real number, not a bool")
+#: Largest integer accepted by :func:`check_positive_int` unless a caller says otherwise: the int64 range,
+#: beyond which numpy arithmetic would wrap around and float conversion loses the value.
+MAX_INT = 2**63 - 1
+
+_NUMERIC_KINDS = frozenset("iuf")
+
+
+def _real_from_object(name: str, arr: NDArray[Any]) -> NDArray[np.float64]:
+    """Convert an object array element by element, refusing anything that is not a real number."""
+    out = np.empty(arr.shape, dtype=float)
+    for idx, item in np.ndenumerate(arr):
+        if isinstance(item, (bool, np.bool_)) or not isinstance(item, (numbers.Real, np.integer, np.floating)):
+            raise ValueError(f"{name} must be real numbers; got an element {item!r} of type {type(item).__name__}")
+        try:
+            out[idx] = float(item)
+        except OverflowError:
+            raise ValueError(
+                f"{name} must be representable as a double (|x| <= 1.8e308); got an integer of "
+                f"{len(str(abs(int(item))))} digits"
+            ) from None
+    return out
+
+
+def as_real_array(name: str, value: Any) -> NDArray[np.float64]:
+    """``value`` as a float64 array, refusing whatever is not a real number.
+
+    The one conversion of numeric input in :mod:`dpcore`: bools (``True`` is
+    not the number 1 here), complex numbers (numpy would drop the imaginary
+    part with only a warning), strings and bytes (``"1.5"`` would be parsed),
+    ``None`` (numpy would make it NaN), dates and ragged nestings are refused;
+    integers too large for a double (``10**400``) raise :class:`ValueError`,
+    not :class:`OverflowError`. NaN and infinity pass: the callers decide.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the rule, for any of the inputs above.
+    """
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_, complex, np.complexfloating)):
+        raise ValueError(f"{name} must be a real number; got {value!r} of type {type(value).__name__}")
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number; got {value!r}") from None
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be real numbers (a scalar or a rectangular array); got {value!r}") from None
+    kind = arr.dtype.kind
+    if kind in _NUMERIC_KINDS:
+        return np.asarray(arr, dtype=np.float64)
+    if kind == "O":
+        return _real_from_object(name, arr)
+    what = {"b": "bools", "c": "complex numbers", "U": "strings", "S": "bytes", "M": "dates", "m": "time deltas"}
+    raise ValueError(f"{name} must be real numbers, not {what.get(kind, arr.dtype.name)}; got {value!r}")
+
+
+def _as_float(name: str, value: Any) -> float:
+    if isinstance(value, float):  # fast path (a numpy float64 is a float too)
+        return float(value)
+    arr = as_real_array(name, value)
     if arr.ndim != 0:
         raise ValueError(f"{name} must be a scalar; got an array of shape {arr.shape}")
     return float(arr)
+
+
+def check_real(name: str, value: Any) -> float:
+    """Return ``value`` as a finite float, or raise.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real scalar (see :func:`as_real_array`) or is NaN or infinite.
+    """
+    x = _as_float(name, value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite; got {x}")
+    return x
+
+
+def check_normal_result(what: str, value: float, inputs: str) -> float:
+    """Return a computed scale ``value`` if it is a finite double >= the smallest normal one, else raise.
+
+    A noise scale that overflowed to ``inf`` or underflowed to 0 (or to a
+    subnormal double, which keeps only a few significant bits, so the noise
+    could be far smaller than the calibration asks) must not be returned as
+    a number: a mechanism would add infinite noise or none.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` and the ``inputs`` it was computed from.
+    """
+    if not (_TINY <= value < math.inf):
+        raise ValueError(
+            f"{what} = {value!r} from {inputs} is not a positive finite normal double "
+            f"(the result overflowed or underflowed); use parameters of more moderate size"
+        )
+    return value
+
+
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 def check_positive_finite(name: str, value: Any) -> float:
@@ -151,10 +243,7 @@ def check_array_above(name: str, value: ArrayLike, bound: float, reason: str = "
         element <= ``bound``. The message names ``name``, the rule and ``reason``.
     """
     why = f" ({reason})" if reason else ""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be real numbers > {bound:g}; got {value!r}") from None
+    arr = as_real_array(name, value)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if not np.all(np.isfinite(arr)):
@@ -197,10 +286,7 @@ def check_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     ValueError
         If ``value`` is not numeric or contains NaN or +-inf.
     """
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be real numbers; got {value!r}") from None
+    arr = as_real_array(name, value)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (NaN or infinity would be leaked by the release); got {value!r}")
     return arr
@@ -220,13 +306,27 @@ def check_probability_open(name: str, value: Any) -> float:
     return x
 
 
-def check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    """Return ``value`` as an int, or raise unless it is an integer >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+def check_positive_int(name: str, value: Any, minimum: int = 1, maximum: int = MAX_INT) -> int:
+    """Return ``value`` as an int, or raise unless it is an integer in ``[minimum, maximum]``.
+
+    A float with an integral value (``3.0``) is accepted; a bool is not.
+    ``maximum`` defaults to :data:`MAX_INT` (the int64 range), so ``10**400``
+    is a :class:`ValueError` here instead of an overflow later.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer (or integral float) in ``[minimum, maximum]``.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
             raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value}")
-    return int(value)
+    n = int(value)
+    if n < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {n}")
+    if n > maximum:
+        shown = str(n) if n < 10**30 else f"an integer of {len(str(n))} digits"
+        raise ValueError(f"{name} must be an integer <= {maximum}; got {shown}")
+    return n
