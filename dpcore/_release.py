@@ -21,9 +21,19 @@ def release_with_noise(
     independent releases. ``value`` is validated first (NaN or infinity raise
     :class:`ValueError`, since releasing a noisy version would leak that the
     true value is one; ``size`` must be an integer >= 1); ``rng`` is normalised
-    with :func:`dpcore._validation.as_generator`.
+    with :func:`dpcore._validation.as_generator`. A release that is not finite
+    (``value`` within a noise draw of the largest double) is refused rather
+    than returned as +-inf.
+
+    Raises
+    ------
+    ValueError
+        On a non-finite ``value``, a bad ``size``, or a release that overflowed.
     """
     arr = check_finite_array("value", value)
     shape = arr.shape if size is None else (check_positive_int("size", size), *arr.shape)
-    noisy = arr + draw(as_generator(rng), shape)
+    with np.errstate(over="ignore"):
+        noisy = arr + draw(as_generator(rng), shape)
+    if not np.all(np.isfinite(noisy)):
+        raise ValueError("value plus noise overflowed the double range; value and the noise scale must be far below 1e308")
     return float(noisy) if noisy.ndim == 0 else noisy

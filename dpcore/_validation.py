@@ -33,6 +33,8 @@ __all__ = [
     "check_normal_result",
     "as_real_array",
     "MAX_INT",
+    "MAX_NOISE_SCALE",
+    "check_noise_scale",
 ]
 
 
@@ -214,6 +216,31 @@ def check_normal_result(what: str, value: float, inputs: str) -> float:
 
 
 _TINY = float(np.finfo(np.float64).tiny)
+
+#: Largest noise scale a sampler accepts: a standard exponential or normal draw is below 1e3 (a double
+#: uniform gives -log(U) <= 745), so ``value + scale * draw`` stays finite for any |value| <= 1e307.
+MAX_NOISE_SCALE = 1e304
+
+
+def check_noise_scale(name: str, value: Any) -> float:
+    """Return a noise scale as a float, refusing one too small or too large for the noise to be a number.
+
+    A scale below the smallest normal double (2.2e-308) rounds the noise to 0
+    or to a few bits; one above :data:`MAX_NOISE_SCALE` lets a draw overflow
+    to infinity, which would then be released.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a finite real number in ``[2.2e-308, 1e304]``.
+    """
+    x = check_positive_finite(name, value)
+    if not (_TINY <= x <= MAX_NOISE_SCALE):
+        raise ValueError(
+            f"{name} must lie in [{_TINY:.3g}, {MAX_NOISE_SCALE:g}] for the noise to be a finite number "
+            f"that is not rounded away; got {x!r}"
+        )
+    return x
 
 
 def check_positive_finite(name: str, value: Any) -> float:

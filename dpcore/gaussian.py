@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -111,6 +112,7 @@ _MAX_NEWTON = 100
 # rounding of chi recomputed from sigma (see _certified_sigma) at a cost of ~1e-13 in sigma
 _WINDOW = 4.0
 _SCALAR_BATCH = 150  # analytic_gaussian_sigma_many loops over the scalar solver up to this size (measured crossover)
+_MAX_EPSILON = 1e300  # gaussian_epsilon refuses answers beyond this (sigma/sensitivity below ~1e-150)
 _SCALAR_TAIL = 16  # ... and finishes its last few slow entries with it
 
 
@@ -165,28 +167,56 @@ def _erfcx_diff(chi: float, y: float, h: float) -> float:
     return h * (_TWO_OVER_SQRTPI - 2.0 * acc)
 
 
+def _log_delta_far(chi: float, y: float, eps: float) -> tuple[float, float]:
+    r"""(log delta, d log delta / d chi) for chi > 1e8, where -erfcx'(t) = 1/(sqrt(pi) t^2) to 1e-16 relative.
+
+    Then erfcx(chi) - erfcx(y) = (1/chi - 1/y)/sqrt(pi) = h/(sqrt(pi) chi y) with
+    h = y - chi = eps/(y + chi), all in logs (h underflows, y + chi overflows,
+    chi^2 overflows to the correct -inf of log delta beyond 1.3e154).
+    """
+    if eps == 0.0:
+        return -math.inf, -math.inf
+    log_sum = math.log(chi) + math.log1p(y / chi)  # log(y + chi) without overflow
+    log_d = math.log(eps) - log_sum - 0.5 * math.log(math.pi) - math.log(chi) - math.log(y)
+    return _LOG_HALF - chi * chi + log_d, -2.0 * chi
+
+
+_FAR_CHI = 1e8
+
+
 def _log_delta_chi(chi: float, eps: float) -> tuple[float, float]:
     r"""Return (log delta, d log delta / d chi) at the substituted variable chi.
 
     2 delta = e^{-chi^2} (erfcx(chi) - erfcx(y)) for chi >= 0,
     2 delta = erf(-chi) + e^eps erf(y) - expm1(eps) for chi < 0 and y < 1, and
     1 - delta = (erfc(-chi) + e^{-chi^2} erfcx(y)) / 2 for the other chi < 0;
-    d delta / d chi = -e^{-chi^2} (1 - chi/y) / sqrt(pi).
+    d delta / d chi = -e^{-chi^2} (1 - chi/y) / sqrt(pi). ``y = hypot(chi, sqrt(eps))``
+    neither underflows nor overflows; chi = +-inf (a ratio sigma/sensitivity
+    beyond the double range) gives delta = 0 or 1.
     """
-    y = math.sqrt(chi * chi + eps)
+    if chi == math.inf:
+        return -math.inf, -math.inf
+    if chi == -math.inf:
+        return 0.0, 0.0
+    y = math.hypot(chi, math.sqrt(eps))
     if chi >= 0.0:
+        if chi > _FAR_CHI:
+            return _log_delta_far(chi, y, eps)
         h = eps / (y + chi)
         d = _erfcx_diff(chi, y, h)
+        if not d > 0.0:  # h underflowed (eps below ~1e-300 at chi ~ 1e8): delta below any double
+            return -math.inf, -math.inf
         logd = _LOG_HALF - chi * chi + math.log(d)
         dlog = -(2.0 / _SQRTPI) * (h / y) / d
         return logd, dlog
-    h = y - chi
-    if y < 1.0:  # small |chi| and epsilon: 2 delta = erf(-chi) + e^eps erf(y) - expm1(eps), no cancellation
-        logd = math.log(0.5 * (math.erf(-chi) + math.exp(eps) * math.erf(y) - math.expm1(eps)))
+    ratio = 1.0 - chi / y  # (y - chi)/y in [1, 2]
+    inner = 0.5 * (math.erf(-chi) + math.exp(eps) * math.erf(y) - math.expm1(eps)) if y < 1.0 else 0.0
+    if inner > 0.0:  # small |chi| and epsilon: 2 delta = erf(-chi) + e^eps erf(y) - expm1(eps), no cancellation
+        logd = math.log(inner)
     else:
         q = 0.5 * (math.erfc(-chi) + math.exp(-chi * chi) * float(special.erfcx(y)))
         logd = math.log1p(-q)
-    dlog = -math.exp(-chi * chi - logd) * (h / y) / _SQRTPI
+    dlog = -math.exp(-chi * chi - logd) * ratio / _SQRTPI
     return logd, dlog
 
 
@@ -267,55 +297,106 @@ def _solve_decreasing(
 def _log_delta_chi_array(
     chi: NDArray[np.float64], eps: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Vectorised :func:`_log_delta_chi` (same formulas, elementwise)."""
+    """Vectorised :func:`_log_delta_chi` (same formulas, elementwise).
+
+    The rare entries outside the common range (chi infinite or above 1e8, a
+    difference that underflowed) are finished by the scalar kernel.
+    """
     chi, eps = np.broadcast_arrays(np.asarray(chi, float), np.asarray(eps, float))
-    logd = np.empty(chi.shape)
-    dlog = np.empty(chi.shape)
-    y = np.sqrt(chi * chi + eps)
-    pos = chi >= 0.0
-    if np.any(pos):
-        c, yy, e = chi[pos], y[pos], eps[pos]
-        h = e / (yy + c)
-        quad = h <= _QUAD_SWITCH * np.maximum(c, 1.0)
-        d = np.empty(c.shape)
-        nq = ~quad
-        d[nq] = special.erfcx(c[nq]) - special.erfcx(yy[nq])
-        if np.any(quad):
-            qi = np.flatnonzero(quad)
-            rel = h[qi] / np.maximum(c[qi], 1.0)
-            lower = 0.0
-            for bound, (xs, ws) in _GL_RULES:
-                sel = (rel > lower) & (rel <= bound) if lower > 0 else rel <= bound
-                lower = bound
-                if not np.any(sel):
-                    continue
-                cq, hq = c[qi[sel]], h[qi[sel]]
-                nodes = cq[:, None] + np.asarray(xs)[None, :] * hq[:, None]
-                vals = _neg_erfcx_prime_array(nodes.ravel()).reshape(nodes.shape)
-                d[qi[sel]] = (vals @ np.asarray(ws)) * hq
-        with np.errstate(divide="ignore"):
+    shape = chi.shape
+    chi, eps = chi.reshape(-1), eps.reshape(-1)
+    logd = np.zeros(chi.shape)
+    dlog = np.zeros(chi.shape)
+    redo = ~np.isfinite(chi) | (chi > _FAR_CHI)
+    with np.errstate(all="ignore"):
+        y = np.hypot(chi, np.sqrt(eps))
+        pos = (chi >= 0.0) & ~redo
+        if np.any(pos):
+            c, yy, e = chi[pos], y[pos], eps[pos]
+            h = e / (yy + c)
+            quad = h <= _QUAD_SWITCH * np.maximum(c, 1.0)
+            d = np.empty(c.shape)
+            nq = ~quad
+            d[nq] = special.erfcx(c[nq]) - special.erfcx(yy[nq])
+            if np.any(quad):
+                qi = np.flatnonzero(quad)
+                rel = h[qi] / np.maximum(c[qi], 1.0)
+                lower = 0.0
+                for bound, (xs, ws) in _GL_RULES:
+                    sel = (rel > lower) & (rel <= bound) if lower > 0 else rel <= bound
+                    lower = bound
+                    if not np.any(sel):
+                        continue
+                    cq, hq = c[qi[sel]], h[qi[sel]]
+                    nodes = cq[:, None] + np.asarray(xs)[None, :] * hq[:, None]
+                    vals = _neg_erfcx_prime_array(nodes.ravel()).reshape(nodes.shape)
+                    d[qi[sel]] = (vals @ np.asarray(ws)) * hq
             logd[pos] = _LOG_HALF - c * c + np.log(d)
             dlog[pos] = -(2.0 / _SQRTPI) * (h / yy) / d
-    neg = ~pos
-    if np.any(neg):
-        c, yy = chi[neg], y[neg]
-        e = eps[neg]
-        small = yy < 1.0
-        ld = np.empty(c.shape)
-        cs, ys, es = c[small], yy[small], e[small]
-        ld[small] = np.log(0.5 * (special.erf(-cs) + np.exp(es) * special.erf(ys) - np.expm1(es)))
-        cl, yl = c[~small], yy[~small]
-        q = 0.5 * (special.erfc(-cl) + np.exp(-cl * cl) * special.erfcx(yl))
-        with np.errstate(divide="ignore"):
-            ld[~small] = np.log1p(-q)
-        logd[neg] = ld
-        dlog[neg] = -np.exp(-c * c - ld) * ((yy - c) / yy) / _SQRTPI
-    return logd, dlog
+            redo[pos] |= ~(d > 0.0)
+        neg = (chi < 0.0) & ~redo
+        if np.any(neg):
+            c, yy = chi[neg], y[neg]
+            e = eps[neg]
+            inner = np.where(
+                yy < 1.0, 0.5 * (special.erf(-c) + np.exp(e) * special.erf(yy) - np.expm1(e)), 0.0
+            )
+            q = 0.5 * (special.erfc(-c) + np.exp(-c * c) * special.erfcx(yy))
+            ld = np.where(inner > 0.0, np.log(inner), np.log1p(-q))
+            logd[neg] = ld
+            dlog[neg] = -np.exp(-c * c - ld) * (1.0 - c / yy) / _SQRTPI
+    for i in np.flatnonzero(redo):
+        logd[i], dlog[i] = _log_delta_chi(float(chi[i]), float(eps[i]))
+    return logd.reshape(shape), dlog.reshape(shape)
 
 
 # ---------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------
+
+
+# chi = (eps s - 1/(2 s))/sqrt2 with s = sigma/sensitivity is formed in doubles unless the two terms cancel
+# (their sum above _EXACT_CHI times their difference, or above it when they are close) or overflow:
+# then it is formed exactly from the three doubles given (Fractions) and rounded once, so delta at
+# sigma = 1e-13 and epsilon = 5e25 is that of the inputs, not of a rounding of eps s ~ 5e12 to 1e-3.
+_EXACT_CHI = 100.0
+
+
+def _chi_exact(eps: float, sigma: float, sensitivity: float) -> float:
+    """sqrt2 chi = eps sigma/Delta - Delta/(2 sigma) in exact rational arithmetic, rounded once; +-inf beyond range."""
+    f_sigma, f_sens = Fraction(sigma), Fraction(sensitivity)
+    t = Fraction(eps) * f_sigma / f_sens - f_sens / (2 * f_sigma)
+    try:
+        v = float(t)
+    except OverflowError:
+        v = math.inf if t > 0 else -math.inf
+    return v / _SQRT2
+
+
+def _chi(eps: float, sigma: float, sensitivity: float) -> float:
+    """The substituted variable chi of (sigma, sensitivity, eps), without cancellation or overflow."""
+    s = sigma / sensitivity
+    if 0.0 < s < math.inf:
+        a, b = eps * s, 0.5 / s
+        if a + b <= _EXACT_CHI * max(abs(a - b), 1.0):  # also false when a is inf
+            return (a - b) / _SQRT2
+    return _chi_exact(eps, sigma, sensitivity)
+
+
+def _chi_array(eps: NDArray[np.float64], sigma: float, sensitivity: float) -> NDArray[np.float64]:
+    """Vectorised :func:`_chi`."""
+    flat = np.asarray(eps, dtype=np.float64).reshape(-1)
+    s = sigma / sensitivity
+    if 0.0 < s < math.inf:
+        with np.errstate(all="ignore"):
+            a, b = flat * s, 0.5 / s
+            chi = (a - b) / _SQRT2
+            exact = np.flatnonzero(~(a + b <= _EXACT_CHI * np.maximum(np.abs(a - b), 1.0)))
+    else:
+        chi, exact = np.empty(flat.shape), np.arange(flat.size)
+    for i in exact:
+        chi[i] = _chi_exact(float(flat[i]), sigma, sensitivity)
+    return chi.reshape(np.shape(eps))
 
 
 def _positive(name: str, value: object) -> float:
@@ -347,10 +428,7 @@ def gaussian_log_delta(sigma: float, sensitivity: float, epsilon: ArrayLike) -> 
     sigma = check_positive_finite("sigma", sigma)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     eps = check_nonnegative_finite_array("epsilon", epsilon)
-    s = sigma / sensitivity
-    with np.errstate(over="ignore", invalid="ignore"):  # chi = +inf: delta = 0, log delta = -inf
-        chi = (eps * s - 0.5 / s) / _SQRT2
-        logd, _ = _log_delta_chi_array(chi, eps)
+    logd, _ = _log_delta_chi_array(_chi_array(eps, sigma, sensitivity), eps)
     if logd.ndim == 0:
         return float(logd)
     return logd
@@ -641,35 +719,76 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     \varepsilon\sigma/\Delta)`; the result is rounded to the safe side, so
     ``gaussian_delta(sigma, sensitivity, result) <= delta``.
 
+    The result is right to a few ulp at every scale: at ``sigma/sensitivity =
+    1e-13`` the answer is about ``1/(2 s^2) = 5e25``, where forming
+    :math:`\chi` from :math:`\varepsilon s - 1/(2s)` in doubles would cancel;
+    :math:`\chi` is then formed exactly from the three doubles (rationals), and
+    the root is sought in :math:`\chi` rather than in epsilon.
+
     Raises
     ------
     ValueError
-        If ``sigma`` or ``sensitivity`` is not finite and > 0, or ``delta`` is
-        not in (0, 1).
+        If ``sigma`` or ``sensitivity`` is not finite and > 0, ``delta`` is
+        not in (0, 1), or the answer exceeds ``1e300`` (``sigma/sensitivity``
+        below about ``1e-150``).
     """
     sigma = _positive("sigma", sigma)
     delta = _probability("delta", delta)
     sensitivity = _positive("sensitivity", sensitivity)
-    s = sigma / sensitivity
     log_target = math.log(delta)
     margin = _safety_margin(log_target)
     log_target -= margin
 
     def fun(eps: float) -> tuple[float, float]:
         # the same chi as gaussian_delta computes, so the check below is the user's
-        chi = (eps * s - 0.5 / s) / _SQRT2
+        chi = _chi(eps, sigma, sensitivity)
         logd, _ = _log_delta_chi(chi, eps)
         # d delta / d eps = -e^eps Phi(b) = -e^{-chi^2} erfcx(y) / 2 (Balle & Wang 2018, proof of Thm 8)
-        y = math.sqrt(chi * chi + eps)
-        log_slope = _LOG_HALF - chi * chi + math.log(float(special.erfcx(y)))
+        y = math.hypot(chi, math.sqrt(eps))
+        erfcx_y = float(special.erfcx(y))
+        if not (math.isfinite(logd) and erfcx_y > 0.0):
+            return logd, math.nan  # no usable slope: the solver bisects
+        log_slope = _LOG_HALF - chi * chi + math.log(erfcx_y)
         return logd, -math.exp(log_slope - logd)
 
     if fun(0.0)[0] <= log_target:
         return 0.0
-    # proven upper end: delta_sigma(eps) < Phi(a) = erfc(chi)/2 <= delta once chi >= -ndtri(delta)/sqrt2
+    # The root is found in chi, on the line eps(chi) = mu (sqrt2 chi + mu/2), mu = Delta/sigma, along which
+    # delta decreases: chi is O(1) to O(40) whatever sigma, whereas eps can be ~1/(2 s^2) = 5e25 at
+    # s = 1e-13, where one ulp of eps moves chi by 1e-3 (a Newton iteration in eps then stalls).
+    # Proven upper end: delta(chi) < Phi(sqrt2 chi) = erfc(chi)/2 <= delta once chi >= -ndtri(delta)/sqrt2.
+    mu = sensitivity / sigma  # inf when it overflows: refused below
     chi_hi = -float(special.ndtri(delta)) / _SQRT2
-    eps_hi = max((_SQRT2 * chi_hi + 0.5 / s) / s, 0.0)
-    return _solve_decreasing(fun, eps_hi, eps_hi, log_target, margin)[0]
+    eps_hi = mu * (_SQRT2 * chi_hi + 0.5 * mu) if mu < 1e150 else math.inf
+    if not eps_hi < _MAX_EPSILON:
+        raise ValueError(
+            f"the epsilon of sigma={sigma!r}, sensitivity={sensitivity!r} at delta={delta!r} is about "
+            f"sensitivity^2/(2 sigma^2), beyond {_MAX_EPSILON:g}: not a useful double"
+        )
+
+    def eps_of(x: float) -> float:
+        return max(mu * (_SQRT2 * x + 0.5 * mu), 0.0)
+
+    def fun_chi(x: float) -> tuple[float, float]:
+        e = eps_of(x)
+        logd, _ = _log_delta_chi(x, e)
+        y = math.hypot(x, math.sqrt(e))
+        erfcx_y = float(special.erfcx(y))
+        if not (math.isfinite(logd) and erfcx_y > 0.0):
+            return logd, math.nan
+        # d log delta / d chi = (d delta / d eps) (d eps / d chi) / delta, d eps / d chi = sqrt2 mu
+        return logd, -math.exp(_LOG_HALF - x * x + math.log(erfcx_y) - logd) * _SQRT2 * mu
+
+    chi = _solve_decreasing(fun_chi, chi_hi, 1.0, log_target, margin)[0]
+    eps = eps_of(chi)
+    # certify with the user's own computation (chi recomputed from eps): step up by growing ulps
+    grow = 1.0
+    while fun(eps)[0] > log_target:
+        eps = max(eps * (1.0 + 2.3e-16 * grow), math.nextafter(eps, math.inf))
+        grow *= 2.0
+        if not eps < _MAX_EPSILON:
+            raise ValueError(f"gaussian_epsilon did not find epsilon below {_MAX_EPSILON:g}")  # pragma: no cover
+    return eps
 
 
 def gaussian_mechanism(

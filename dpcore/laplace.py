@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._release import release_with_noise
-from ._validation import RNGLike, check_positive_finite
+from ._validation import RNGLike, check_noise_scale, check_normal_result, check_positive_finite
 
 __all__ = ["laplace_scale", "laplace_mechanism", "laplace_noise"]
 
@@ -39,11 +39,17 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     Raises
     ------
     ValueError
-        If ``sensitivity`` or ``epsilon`` is <= 0, NaN or infinite.
+        If ``sensitivity`` or ``epsilon`` is not a real number (complex, bool,
+        string), is <= 0, NaN or infinite, or if the quotient overflows to
+        infinity or underflows below the smallest normal double (``1 /
+        5e-324`` or ``5e-324 / 1e300``): a mechanism would then add infinite
+        noise or none.
     """
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     epsilon = check_positive_finite("epsilon", epsilon)
-    return sensitivity / epsilon
+    return check_normal_result(
+        "the Laplace scale sensitivity / epsilon", sensitivity / epsilon, f"sensitivity={sensitivity!r}, epsilon={epsilon!r}"
+    )
 
 
 def laplace_noise(gen: np.random.Generator, shape: int | tuple[int, ...], scale: float) -> NDArray[np.float64]:
@@ -64,14 +70,15 @@ def laplace_noise(gen: np.random.Generator, shape: int | tuple[int, ...], scale:
     shape : int or tuple of int
         Output shape.
     scale : float
-        The Laplace scale ``b``, finite and > 0.
+        The Laplace scale ``b``, in ``[2.2e-308, 1e304]`` (below, the noise
+        would round to 0; above, a draw could overflow to infinity).
 
     Raises
     ------
     ValueError
-        If ``scale`` is not finite and > 0.
+        If ``scale`` is not a finite real number in ``[2.2e-308, 1e304]``.
     """
-    scale = check_positive_finite("scale", scale)
+    scale = check_noise_scale("scale", scale)
     e = gen.standard_exponential(shape)
     flat = e.reshape(-1)
     raw = gen.bit_generator.random_raw(-(-flat.size // 64))
