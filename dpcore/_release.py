@@ -35,5 +35,7 @@ def release_with_noise(
     with np.errstate(over="ignore"):
         noisy = arr + draw(as_generator(rng), shape)
     if not np.all(np.isfinite(noisy)):
-        raise ValueError("value plus noise overflowed the double range; value and the noise scale must be far below 1e308")
+        raise ValueError(
+            "value plus noise overflowed the double range; value and the noise scale must be far below 1e308"
+        )
     return float(noisy) if noisy.ndim == 0 else noisy

@@ -62,7 +62,9 @@ from ._release import release_with_noise
 from ._validation import (
     RNGLike,
     check_finite_array,
+    check_noise_scale,
     check_nonnegative_finite_array,
+    check_normal_result,
     check_positive_finite,
     check_positive_finite_array,
     check_positive_int,
@@ -83,6 +85,7 @@ __all__ = [
 ]
 
 _SQRT2 = math.sqrt(2.0)
+_TINY = float(np.finfo(np.float64).tiny)
 _SQRTPI = math.sqrt(math.pi)
 _LOG_HALF = math.log(0.5)
 
@@ -499,7 +502,8 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
             f"(Dwork & Roth 2014, Theorem A.1) needs epsilon < 1, and for larger epsilon the "
             f"sigma it gives can violate delta; got epsilon={epsilon}. Use analytic_gaussian_sigma."
         )
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return check_normal_result("sigma", sigma, f"sensitivity={sensitivity!r}, epsilon={epsilon!r}, delta={delta!r}")
 
 
 def _analytic_chi(epsilon: float, delta: float, log_target: float) -> tuple[float, float, float]:
@@ -529,12 +533,17 @@ def _certify(s: float, epsilon: float, log_target: float) -> float:
     minus the worst rounding error. At ordinary epsilon the first check passes.
     """
     step = 4e-15
-    while True:
+    for _ in range(200):  # step doubles: 200 rounds pass any finite s
         a, b = epsilon * s, 0.5 / s
         if _log_delta_chi((a - b) / _SQRT2 - _CHI_ROUNDING * (a + b), epsilon)[0] <= log_target:
             return s
         s *= 1.0 + step
         step *= 2.0
+        if not s < math.inf:
+            break
+    raise ValueError(
+        f"no sigma/sensitivity below the double range gives delta <= exp({log_target!r}) at epsilon={epsilon!r}"
+    )
 
 
 def _certified_sigma(epsilon: float, delta: float) -> float:
@@ -548,6 +557,11 @@ def _certified_sigma(epsilon: float, delta: float) -> float:
     log_target -= _safety_margin(log_target)
     chi, f, d = _analytic_chi(epsilon, delta, log_target)
     s = _sigma_from_chi(chi, epsilon)
+    if not (_TINY <= s < 1e300) or f > log_target:
+        raise ValueError(
+            f"the Gaussian noise for epsilon={epsilon!r}, delta={delta!r} is sigma/sensitivity = {s:.3g}, "
+            f"outside the range [2.2e-308, 1e300] of useful doubles"
+        )
     a, b = epsilon * s, 0.5 / s
     if f + 1.25 * abs(d) * 2.0 * _CHI_ROUNDING * (a + b) <= log_target:
         return s
@@ -589,7 +603,10 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
     sensitivity = _positive("sensitivity", sensitivity)
     epsilon = _positive("epsilon", epsilon)
     delta = _probability("delta", delta)
-    return sensitivity * _certified_sigma(epsilon, delta)
+    sigma = sensitivity * _certified_sigma(epsilon, delta)
+    if not _TINY <= sigma < math.inf:
+        check_normal_result("sigma", sigma, f"sensitivity={sensitivity!r}, epsilon={epsilon!r}, delta={delta!r}")
+    return sigma
 
 
 def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> NDArray[np.float64]:
@@ -821,7 +838,19 @@ def gaussian_mechanism(
         sigma = classic_gaussian_sigma(sensitivity, epsilon, delta)
     else:
         raise ValueError(f"calibration must be 'analytic' or 'classic'; got {calibration!r}")
-    return release_with_noise(value, lambda gen, shape: gen.normal(0.0, sigma, size=shape), rng)
+    return release_with_noise(value, lambda gen, shape: normal_noise(gen, shape, sigma), rng)
+
+
+def normal_noise(gen: np.random.Generator, shape: int | tuple[int, ...], sigma: float) -> NDArray[np.float64]:
+    """Independent :math:`N(0, \\sigma^2)` draws; ``sigma`` in ``[2.2e-308, 1e304]`` so that no draw overflows.
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` is not a finite real number in ``[2.2e-308, 1e304]``.
+    """
+    sigma = check_noise_scale("sigma", sigma)
+    return gen.normal(0.0, sigma, size=shape)
 
 
 # --------------------------------------------------------------------------- exact Gaussian composition

@@ -47,9 +47,8 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     """
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     epsilon = check_positive_finite("epsilon", epsilon)
-    return check_normal_result(
-        "the Laplace scale sensitivity / epsilon", sensitivity / epsilon, f"sensitivity={sensitivity!r}, epsilon={epsilon!r}"
-    )
+    inputs = f"sensitivity={sensitivity!r}, epsilon={epsilon!r}"
+    return check_normal_result("the Laplace scale sensitivity / epsilon", sensitivity / epsilon, inputs)
 
 
 def laplace_noise(gen: np.random.Generator, shape: int | tuple[int, ...], scale: float) -> NDArray[np.float64]:

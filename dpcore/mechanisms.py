@@ -54,7 +54,7 @@ from ._validation import (
     check_probability_open,
 )
 from .discrete import as_fraction, sample_discrete_gaussian, sample_discrete_laplace
-from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon
+from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon, normal_noise
 from .laplace import laplace_noise, laplace_scale
 from .pld import (
     PrivacyLoss,
@@ -246,7 +246,7 @@ class GaussianMechanism(RealNoiseMechanism):
 
     def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
         """Gaussian noise of standard deviation ``sigma``."""
-        return gen.normal(0.0, self.sigma, shape)
+        return normal_noise(gen, shape, self.sigma)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile at each ``epsilon`` >= 0."""
@@ -650,7 +650,7 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
 
     def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
         """Gaussian noise of standard deviation ``sigma``."""
-        return gen.normal(0.0, self.sigma, shape)
+        return normal_noise(gen, shape, self.sigma)
 
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
         """``value`` (the record's contribution) kept with probability q, plus noise (``size`` releases if given)."""

@@ -30,8 +30,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import (
+    as_real_array,
     check_finite_array,
     check_positive_finite,
+    check_positive_int,
 )
 
 __all__ = [
@@ -42,22 +44,56 @@ __all__ = [
     "IntervalRatioMax",
     "laplace_max_interval_log_ratio",
     "laplace_kl_divergence",
+    "MAX_INTERVALS",
 ]
 
 _LOG_HALF = math.log(0.5)
 
 
-def _query_pair(value: ArrayLike, value_prime: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Validate two query answers: finite, same shape, scalar or 1-D."""
-    u = check_finite_array("value", value)
-    v = check_finite_array("value_prime", value_prime)
+def _query_pair(
+    value: ArrayLike, value_prime: ArrayLike, names: tuple[str, str] = ("value", "value_prime")
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Validate two query answers (called ``names`` in the caller's signature): finite, same shape, scalar or 1-D."""
+    a, b = names
+    u = check_finite_array(a, value)
+    v = check_finite_array(b, value_prime)
     if u.shape != v.shape:
-        raise ValueError(f"value and value_prime must have the same shape; got {u.shape} and {v.shape}")
+        raise ValueError(f"{a} and {b} must have the same shape; got {u.shape} and {v.shape}")
     if u.ndim > 1:
-        raise ValueError(f"value must be a scalar or a 1-D vector (one query answer); got shape {u.shape}")
+        raise ValueError(f"{a} must be a scalar or a 1-D vector (one query answer); got shape {u.shape}")
     if u.ndim == 1 and u.size == 0:
-        raise ValueError("value must not be an empty vector")
+        raise ValueError(f"{a} must not be an empty vector")
     return u, v
+
+
+def _distance_over_scale(u: NDArray[np.float64], v: NDArray[np.float64], scale: float, names: str) -> float:
+    """``sum |u - v| / scale``, refused when it overflows the double range (the loss would be +-inf)."""
+    with np.errstate(over="ignore"):
+        bound = float(np.sum(np.abs(u - v)) / scale)
+    if not math.isfinite(bound):
+        raise ValueError(
+            f"the privacy loss bound |{names}|_1 / scale overflows the double range "
+            f"(scale={scale!r}); use a larger scale or closer answers"
+        )
+    return bound
+
+
+def _abs_gap(zz: NDArray[np.float64], u: NDArray[np.float64], v: NDArray[np.float64]) -> NDArray[np.float64]:
+    r""":math:`|z - v| - |z - u|` elementwise, finite for every finite input.
+
+    Formed directly where it does not overflow; elsewhere as
+    :math:`\operatorname{clip}(\operatorname{sign}(v-u)(u + v - 2z), -|u-v|, |u-v|)` (the same function,
+    piecewise linear) with the sum halved first, so no ``inf - inf`` arises.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.abs(zz - v) - np.abs(zz - u)
+        bad = ~np.isfinite(out)
+        if np.any(bad):
+            uu, vv, z2 = np.broadcast_arrays(u, v, zz)
+            uu, vv, z2 = uu[bad], vv[bad], z2[bad]
+            width = np.abs(uu - vv)
+            out[bad] = np.clip(np.sign(vv - uu) * 2.0 * ((0.5 * uu + 0.5 * vv) - z2), -width, width)
+    return np.asarray(out, dtype=np.float64)
 
 
 def laplace_privacy_loss(
@@ -93,21 +129,23 @@ def laplace_privacy_loss(
     ------
     ValueError
         If ``scale`` is not finite and > 0; if ``z``, ``value`` or
-        ``value_prime`` contain NaN or infinity; if ``value`` and
+        ``value_prime`` contain NaN or infinity; if the bound
+        ``|value - value_prime|_1 / scale`` overflows a double; if ``value`` and
         ``value_prime`` differ in shape or are not scalar/1-D; if the last axis
         of ``z`` does not match the query dimension.
     """
     scale = check_positive_finite("scale", scale)
     u, v = _query_pair(value, value_prime)
     zz = check_finite_array("z", z)
+    _distance_over_scale(u, v, scale, "value - value_prime")
     if u.ndim == 0:
-        out = (np.abs(zz - v) - np.abs(zz - u)) / scale
+        out = _abs_gap(zz, u, v) / scale
     else:
         if zz.ndim == 0 or zz.shape[-1] != u.size:
             raise ValueError(
                 f"z must have shape (..., {u.size}) for a {u.size}-dimensional query; got shape {zz.shape}"
             )
-        out = (np.abs(zz - v) - np.abs(zz - u)).sum(axis=-1) / scale
+        out = _abs_gap(zz, u, v).sum(axis=-1) / scale
     if np.ndim(out) == 0:
         return float(out)
     return np.asarray(out, dtype=np.float64)
@@ -310,8 +348,14 @@ class IntervalRatioMax:
         return max(self.log_ratio_max, -self.log_ratio_min)
 
 
+#: Default bound on the number of intervals laplace_max_interval_log_ratio compares per coordinate.
+MAX_INTERVALS = 5 * 10**7
+
+_INTERVAL_BLOCK = 1 << 20  # intervals evaluated per vectorised block (memory ~ 100 MB at most)
+
+
 def laplace_max_interval_log_ratio(
-    loc: ArrayLike, loc_prime: ArrayLike, scale: float, edges: ArrayLike
+    loc: ArrayLike, loc_prime: ArrayLike, scale: float, edges: ArrayLike, *, max_intervals: int = MAX_INTERVALS
 ) -> IntervalRatioMax:
     r"""Exact extremes of the event log ratio over every interval (or box) on a grid.
 
@@ -326,7 +370,12 @@ def laplace_max_interval_log_ratio(
     sum of the per-coordinate maxima, computed here exactly without
     enumerating the boxes.
 
-    Cost: :math:`O(m^2)` time and memory per coordinate for ``m`` distinct edges.
+    Cost: :math:`O(m^2)` time per coordinate for ``m`` distinct edges, and
+    memory bounded independently of ``m`` (the intervals are evaluated in
+    blocks of about a million, rows of the upper triangle at a time). The
+    number of intervals :math:`m(m-1)/2` is checked against ``max_intervals``
+    before any work (5e7 by default, ``m`` of about 10,000, some seconds per
+    coordinate); raise it explicitly to go further.
 
     Parameters
     ----------
@@ -337,19 +386,20 @@ def laplace_max_interval_log_ratio(
     edges : array_like, 1-D
         Grid points (sorted and de-duplicated here); at least 2 distinct,
         no NaN; ``-inf``/``+inf`` allowed.
+    max_intervals : int
+        Refuse grids with more intervals than this (default :data:`MAX_INTERVALS`).
 
     Raises
     ------
     ValueError
         On invalid ``loc``/``loc_prime``/``scale``, if ``edges`` is not 1-D,
-        contains NaN, or has fewer than 2 distinct points.
+        contains NaN, has fewer than 2 distinct points, or more than
+        ``max_intervals`` intervals, or if a log ratio overflows.
     """
     scale = check_positive_finite("scale", scale)
-    u, v = _query_pair(loc, loc_prime)
-    try:
-        e = np.asarray(edges, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("edges must be real numbers") from None
+    u, v = _query_pair(loc, loc_prime, ("loc", "loc_prime"))
+    limit = check_positive_int("max_intervals", max_intervals)
+    e = as_real_array("edges", edges)
     if e.ndim != 1:
         raise ValueError(f"edges must be a 1-D array; got shape {e.shape}")
     if np.isnan(e).any():
@@ -357,22 +407,51 @@ def laplace_max_interval_log_ratio(
     e = np.unique(e)
     if e.size < 2:
         raise ValueError(f"edges must contain at least 2 distinct points; got {e.size}")
-    i, j = np.triu_indices(e.size, k=1)
-    lo, hi = e[i], e[j]
+    m = int(e.size)
+    n_intervals = m * (m - 1) // 2
+    if n_intervals > limit:
+        raise ValueError(
+            f"edges has {m} distinct points, {n_intervals} intervals, above max_intervals={limit} "
+            f"(the cost is quadratic in the number of edges); pass a larger max_intervals to go further"
+        )
+    _distance_over_scale(u, v, scale, "loc - loc_prime")
     us, vs = np.atleast_1d(u), np.atleast_1d(v)
     maxs, mins = [], []
     arg_max_lo, arg_max_hi, arg_min_lo, arg_min_hi = [], [], [], []
+    # rows i of the upper triangle (i < j) in blocks of about _INTERVAL_BLOCK intervals
+    starts = [0]
+    while starts[-1] < m - 1:
+        i0, count = starts[-1], 0
+        while i0 < m - 1 and count < _INTERVAL_BLOCK:
+            count += m - 1 - i0
+            i0 += 1
+        starts.append(i0)
     for uk, vk in zip(us, vs, strict=True):
-        diff = _interval_log_prob(lo, hi, np.asarray(uk), scale) - _interval_log_prob(lo, hi, np.asarray(vk), scale)
-        if np.isnan(diff).any():  # pragma: no cover - guarded by construction
-            raise RuntimeError("internal error: NaN log ratio")
-        a, c = int(np.argmax(diff)), int(np.argmin(diff))
-        maxs.append(float(diff[a]))
-        mins.append(float(diff[c]))
-        arg_max_lo.append(lo[a])
-        arg_max_hi.append(hi[a])
-        arg_min_lo.append(lo[c])
-        arg_min_hi.append(hi[c])
+        best = (-math.inf, 0.0, 0.0)
+        worst = (math.inf, 0.0, 0.0)
+        for r0, r1 in zip(starts[:-1], starts[1:], strict=True):
+            i, j = _rows(r0, r1, m)
+            lo, hi = e[i], e[j]
+            with np.errstate(invalid="ignore"):
+                diff = _interval_log_prob(lo, hi, np.asarray(uk), scale) - _interval_log_prob(
+                    lo, hi, np.asarray(vk), scale
+                )
+            if np.isnan(diff).any():  # both probabilities underflowed to 0 (-inf - -inf)
+                raise ValueError(
+                    "an interval has probability below the double range under both loc and loc_prime; "
+                    "drop edges far in the tails (beyond ~700 scales from loc)"
+                )
+            a, c = int(np.argmax(diff)), int(np.argmin(diff))
+            if diff[a] > best[0]:
+                best = (float(diff[a]), float(lo[a]), float(hi[a]))
+            if diff[c] < worst[0]:
+                worst = (float(diff[c]), float(lo[c]), float(hi[c]))
+        maxs.append(best[0])
+        mins.append(worst[0])
+        arg_max_lo.append(best[1])
+        arg_max_hi.append(best[2])
+        arg_min_lo.append(worst[1])
+        arg_min_hi.append(worst[2])
 
     def pack(vals: list[float]) -> float | NDArray[np.float64]:
         return float(vals[0]) if u.ndim == 0 else np.array(vals)
@@ -384,8 +463,16 @@ def laplace_max_interval_log_ratio(
         log_ratio_min=float(math.fsum(mins)),
         argmin_lower=pack(arg_min_lo),
         argmin_upper=pack(arg_min_hi),
-        n_events=int(lo.size) ** int(us.size),
+        n_events=n_intervals ** int(us.size),
     )
+
+
+def _rows(r0: int, r1: int, m: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Index pairs (i, j), i < j, of the rows r0 <= i < r1 of the upper triangle of an m x m grid."""
+    lengths = m - 1 - np.arange(r0, r1)
+    i = np.repeat(np.arange(r0, r1), lengths)
+    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return i, i + 1 + offsets
 
 
 def _t_plus_expm1_neg(t: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -451,14 +538,33 @@ def laplace_kl_divergence(
     Raises
     ------
     ValueError
-        If a scale is not finite and > 0, or the centres are not finite, of
-        different shapes, or not scalar/1-D.
+        If a scale is not finite and > 0, the centres are not finite, of
+        different shapes, or not scalar/1-D, or the divergence exceeds the
+        double range.
     """
     scale = check_positive_finite("scale", scale)
     scale_prime = scale if scale_prime is None else check_positive_finite("scale_prime", scale_prime)
-    u, v = _query_pair(loc, loc_prime)
-    t = np.atleast_1d(np.abs(u - v) / scale)
-    q = np.atleast_1d(np.asarray((scale - scale_prime) / scale_prime))  # r - 1
-    r = scale / scale_prime
-    per_coord = _x_minus_log1p(q) + r * _t_plus_expm1_neg(t)
-    return float(math.fsum(per_coord.tolist()))
+    u, v = _query_pair(loc, loc_prime, ("loc", "loc_prime"))
+    with np.errstate(over="ignore"):
+        gap = np.atleast_1d(np.abs(u - v))
+        t = gap / scale
+        r = scale / scale_prime
+    if not (np.all(np.isfinite(t)) and math.isfinite(r)):
+        raise ValueError(
+            f"the KL divergence overflows the double range: |loc - loc_prime| / scale or scale / scale_prime "
+            f"is beyond 1.8e308 (scale={scale!r}, scale_prime={scale_prime!r})"
+        )
+    q = (scale - scale_prime) / scale_prime  # r - 1
+    if abs(q) < 0.1:
+        first = float(_x_minus_log1p(np.atleast_1d(np.asarray(q)))[0])
+    else:  # no cancellation: r - 1 - log r, with log r from the logs (r may underflow)
+        first = q - (math.log(scale) - math.log(scale_prime))
+    # r (t + e^{-t} - 1) = gap / b' + r expm1(-t) for t >= 0.5 (the series below), without inf * 0
+    small = t < 0.5
+    second = np.where(small, 0.0, gap / scale_prime + r * np.expm1(-np.where(small, 1.0, t)))
+    if np.any(small):
+        second[small] = r * _t_plus_expm1_neg(t[small])
+    total = math.fsum([first * t.size, *second.tolist()])
+    if not math.isfinite(total):
+        raise ValueError("the KL divergence overflows the double range")
+    return max(total, 0.0)

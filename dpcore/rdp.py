@@ -39,6 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
 from ._validation import (
+    as_real_array,
     check_array_above,
     check_finite_array,
     check_positive_finite,
@@ -295,12 +296,19 @@ def gaussian_rdp(alpha: ArrayLike, sigma: float, sensitivity: float = 1.0) -> ND
     Raises
     ------
     ValueError
-        If any ``alpha <= 1``, ``sigma <= 0`` or ``sensitivity <= 0`` (or not finite).
+        If any ``alpha <= 1``, ``sigma <= 0`` or ``sensitivity <= 0`` (or not
+        finite), or the result overflows the double range.
     """
     a = _check_orders("alpha", alpha)
     sigma = check_positive_finite("sigma", sigma)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    out = a * (sensitivity / sigma) ** 2 / 2.0
+    with np.errstate(over="ignore"):
+        out = a * (sensitivity / sigma) ** 2 / 2.0
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"the Gaussian RDP alpha (sensitivity/sigma)^2/2 overflows the double range "
+            f"(sigma={sigma!r}, sensitivity={sensitivity!r}, largest alpha {float(np.max(a))!r})"
+        )
     return float(out) if out.ndim == 0 else out
 
 
@@ -308,17 +316,20 @@ def _laplace_rdp_ratio(a: NDArray[np.float64], r: NDArray[np.float64] | float) -
     """Laplace RDP for orders ``a`` and ratio ``r = sensitivity / b`` (no validation; broadcasts)."""
     a, r = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(r, dtype=float))
     am1 = a - 1.0
-    two_am1 = 2.0 * a - 1.0
     # log[ a/(2a-1) e^{(a-1) r} + (a-1)/(2a-1) e^{-a r} ]
     # Near alpha = 1 (small (a-1) r) use 1 + A with A = a/(2a-1) expm1((a-1) r) + (a-1)/(2a-1) expm1(-a r),
     # since a/(2a-1) + (a-1)/(2a-1) = 1: log1p keeps the relative accuracy when the log is tiny.
-    small = am1 * r < 0.5
-    with np.errstate(over="ignore", invalid="ignore"):
+    # Otherwise divide by e^{(a-1) r}: eps = r + log(A + B e^{-(2a-1) r})/(a-1), with
+    # log A = -log(2 - 1/a) and log B = -log(2 + 1/(a-1)), so that nothing overflows for huge a or r.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        small = am1 * r < 0.5
+        two_am1 = 2.0 * a - 1.0
         a_term = a / two_am1 * np.expm1(np.where(small, am1 * r, 0.0))
         b_term = am1 / two_am1 * np.expm1(np.where(small, -a * r, 0.0))
-        log_small = np.log1p(a_term + b_term)
-        log_big = np.logaddexp(np.log(a / two_am1) + am1 * r, np.log(am1 / two_am1) - a * r)
-    return np.where(small, log_small, log_big) / am1
+        log_small = np.log1p(a_term + b_term) / am1
+        log_a, log_b = -np.log(2.0 - 1.0 / a), -np.log(2.0 + 1.0 / am1)
+        big = r + np.logaddexp(log_a, log_b - (2.0 * am1 + 1.0) * r) / am1
+    return np.asarray(np.clip(np.where(small, log_small, big), 0.0, r), dtype=np.float64)
 
 
 def laplace_rdp(alpha: ArrayLike, b: float, sensitivity: float = 1.0) -> NDArray[np.float64] | float:
@@ -352,7 +363,10 @@ def laplace_rdp(alpha: ArrayLike, b: float, sensitivity: float = 1.0) -> NDArray
     a = _check_orders("alpha", alpha)
     b = check_positive_finite("b", b)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    out = _laplace_rdp_ratio(a, sensitivity / b)
+    ratio = sensitivity / b
+    if not math.isfinite(ratio):
+        raise ValueError(f"sensitivity / b overflows the double range (b={b!r}, sensitivity={sensitivity!r})")
+    out = _laplace_rdp_ratio(a, ratio)
     return float(out) if out.ndim == 0 else out
 
 
@@ -489,10 +503,7 @@ def subsampled_gaussian_rdp(
 
 def _check_curve(orders: ArrayLike, rdp: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     a = np.atleast_1d(_check_orders("orders", orders))
-    try:
-        r = np.atleast_1d(np.asarray(rdp, dtype=float))
-    except (TypeError, ValueError):
-        raise ValueError(f"rdp must be real numbers >= 0; got {rdp!r}") from None
+    r = np.atleast_1d(as_real_array("rdp", rdp))
     if a.ndim != 1 or r.ndim != 1:
         raise ValueError("orders and rdp must be one-dimensional")
     if a.shape != r.shape:
@@ -739,7 +750,15 @@ class RdpAccountant:
         d = np.atleast_1d(check_positive_finite_array("sensitivity", sensitivity))
         s, d = _broadcast_parameters("sigma", s, d)
         counts = self._broadcast_counts(count, s.size)
-        self._add(partial(_linear_curve, float(counts @ ((d / s) ** 2 / 2.0))))
+        used = counts > 0  # a mechanism composed 0 times adds nothing (not 0 x inf = NaN)
+        with np.errstate(over="ignore"):
+            coeff = float(counts[used] @ ((d[used] / s[used]) ** 2 / 2.0))
+        if not math.isfinite(coeff * float(self._orders.max())):
+            raise ValueError(
+                "the composed Gaussian RDP count * alpha * (sensitivity/sigma)^2 / 2 overflows the double "
+                "range on the grid of orders: sigma is too small for its sensitivity"
+            )
+        self._add(partial(_linear_curve, coeff))
 
     def compose_laplace(self, b: ArrayLike, sensitivity: ArrayLike = 1.0, count: ArrayLike = 1) -> None:
         r"""Compose ``count`` Laplace mechanisms of scale ``b`` and L1 sensitivity ``sensitivity``.
@@ -755,7 +774,14 @@ class RdpAccountant:
         bb = np.atleast_1d(check_positive_finite_array("b", b))
         d = np.atleast_1d(check_positive_finite_array("sensitivity", sensitivity))
         bb, d = _broadcast_parameters("b", bb, d)
-        self._add(partial(_laplace_curve, self._broadcast_counts(count, bb.size), d / bb))
+        counts = self._broadcast_counts(count, bb.size)
+        used = counts > 0
+        with np.errstate(over="ignore"):
+            ratios = d[used] / bb[used]
+            total = float(counts[used] @ ratios) if used.any() else 0.0
+        if not math.isfinite(total):
+            raise ValueError("the composed Laplace RDP count * sensitivity / b overflows the double range")
+        self._add(partial(_laplace_curve, counts[used], ratios))
 
     def compose_rdp(self, rdp: ArrayLike, count: int = 1) -> None:
         """Compose ``count`` copies of an arbitrary mechanism given by its RDP curve on :attr:`orders`.
@@ -766,7 +792,8 @@ class RdpAccountant:
             If ``rdp`` does not match the grid, is negative or NaN, or ``count`` is negative.
         """
         _, r = _check_curve(self._orders, rdp)
-        total = self._broadcast_counts(count, 1)[0] * r
+        k = self._broadcast_counts(count, 1)[0]
+        total = k * r if k > 0 else np.zeros_like(r)  # 0 copies add nothing, even where rdp is inf
         self._add(partial(_chord_curve, self._orders, total))
 
     def compose(self, mechanism: HasRdp, count: int = 1) -> RdpAccountant:
@@ -781,6 +808,8 @@ class RdpAccountant:
             As :meth:`compose_rdp`.
         """
         k = self._broadcast_counts(count, 1)[0]
+        if k == 0:  # 0 runs add nothing (and 0 x inf would be NaN)
+            return self
         _, on_grid = _check_curve(self._orders, mechanism.rdp(self._orders))  # refuse a negative or NaN curve now
         self._add(partial(_mechanism_curve, mechanism, k), k * on_grid)
         return self

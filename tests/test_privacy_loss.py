@@ -294,7 +294,8 @@ def test_kl_vector_adds_and_mechanism_value():
     [
         ((0, 1, 0.0), "scale"),
         ((0, 1, 1.0, -2.0), "scale_prime"),
-        ((np.nan, 1, 1.0), "value"),
+        ((np.nan, 1, 1.0), "^loc must"),  # issue 15: was named value
+        ((0, np.nan, 1.0), "^loc_prime must"),
         (([0, 1], 1, 1.0), "same shape"),
     ],
 )
