@@ -19,6 +19,7 @@ probability, and randomized response, the mechanism that attains the bound.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ from ._validation import (
     RNGLike,
     as_generator,
     check_finite_array,
+    check_noise_scale,
     check_positive_finite,
     check_positive_int,
     check_probability_open,
@@ -281,6 +283,10 @@ def laplace_optimal_test_success(answers_0: ArrayLike, answers_1: ArrayLike, sca
     return float(1.0 - 0.5 * np.exp(-shift / (2 * b)))
 
 
+#: How far from 1 the quadrature of each density may be before optimal_test_success_numeric refuses it.
+DENSITY_MASS_TOLERANCE = 1e-6
+
+
 def optimal_test_success_numeric(
     pdf_0: Callable[[float], float],
     pdf_1: Callable[[float], float],
@@ -294,29 +300,66 @@ def optimal_test_success_numeric(
     integrated by :func:`scipy.integrate.quad`, split at ``breakpoints``
     (where a density has a kink, e.g. the Laplace locations).
 
+    The answer is only as good as the quadrature's view of the densities: an
+    adaptive rule on a half-line far from the mass (``breakpoints=(50,)`` for
+    :math:`N(0,1)`) sees a zero integrand and returns ~0. So each density is
+    integrated over the same pieces first, and must have mass 1 within
+    :data:`DENSITY_MASS_TOLERANCE` (1e-6): this refuses densities that are not
+    normalised (zero, doubled) and breakpoints that make the quadrature miss
+    the mass (put them where the mass is). The result is then in [1/2, 1].
+
     Raises
     ------
     ValueError
-        If the integral is not finite or the quadrature error estimate exceeds 1e-9.
+        If a density is not callable, returns a negative, NaN or infinite
+        value, does not integrate to 1 within 1e-6 with these breakpoints,
+        if ``breakpoints`` are not finite real numbers, or if the quadrature
+        does not converge (error estimate above 1e-9).
     """
-    pts = sorted(float(p) for p in breakpoints)
-    if not all(np.isfinite(pts)):
-        raise ValueError("breakpoints must be finite")
-    edges = [-np.inf, *pts, np.inf]
+    for name, pdf in (("pdf_0", pdf_0), ("pdf_1", pdf_1)):
+        if not callable(pdf):
+            raise ValueError(f"{name} must be a callable density; got {pdf!r}")
+    pts = np.atleast_1d(check_finite_array("breakpoints", breakpoints)).ravel()
+    edges = [-np.inf, *sorted(float(p) for p in pts), np.inf]
 
-    def f(z: float) -> float:
-        return max(pdf_0(z), pdf_1(z))
+    def density(name: str, pdf: Callable[[float], float]) -> Callable[[float], float]:
+        def f(z: float) -> float:
+            with np.errstate(all="ignore"):
+                val = pdf(z)
+            try:
+                v = float(val)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name}({z!r}) must be a real number; got {val!r}") from None
+            if not (v >= 0.0 and math.isfinite(v)):
+                raise ValueError(f"{name}({z!r}) = {v!r}: a density must be finite and >= 0")
+            return v
 
-    total, err = 0.0, 0.0
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        if lo == hi:
-            continue
-        val, e = integrate.quad(f, lo, hi, epsabs=1e-13, epsrel=1e-12, limit=200)
-        total += val
-        err += e
+        return f
+
+    f0, f1 = density("pdf_0", pdf_0), density("pdf_1", pdf_1)
+
+    def integral(f: Callable[[float], float]) -> tuple[float, float]:
+        total, err = 0.0, 0.0
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            if lo == hi:
+                continue
+            val, e = integrate.quad(f, lo, hi, epsabs=1e-13, epsrel=1e-12, limit=200)
+            total += val
+            err += e
+        return total, err
+
+    for name, f in (("pdf_0", f0), ("pdf_1", f1)):
+        mass, _ = integral(f)
+        if not abs(mass - 1.0) <= DENSITY_MASS_TOLERANCE:
+            raise ValueError(
+                f"{name} integrates to {mass!r} with breakpoints {pts.tolist()}, not 1 within "
+                f"{DENSITY_MASS_TOLERANCE:g}: the density is not normalised, or the breakpoints make the "
+                f"quadrature miss its mass (place breakpoints where the mass is)"
+            )
+    total, err = integral(lambda z: max(f0(z), f1(z)))
     if not np.isfinite(total) or err > 1e-9:
         raise ValueError(f"quadrature did not converge (value {total}, error estimate {err})")
-    return 0.5 * total
+    return min(max(0.5 * total, 0.5), 1.0)
 
 
 def attack_trial_sampler(
@@ -401,7 +444,7 @@ def attribute_inference_sampler(
         raise ValueError("there must be at least one other person in the table")
     eps = check_positive_finite("epsilon", epsilon)
     q = check_probability_open("target_probability", target_probability)
-    scale = 2.0 / eps
+    scale = check_noise_scale("the Laplace scale 2/epsilon", 2.0 / eps)
 
     def sampler(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
         target = rng.random(size) < q

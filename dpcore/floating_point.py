@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import RNGLike, as_generator, check_finite_array, check_positive_finite
+from ._validation import RNGLike, as_generator, check_finite_array, check_positive_finite, check_real
 from .discrete import _size
 
 __all__ = ["naive_laplace_mechanism", "naive_laplace_support_contains", "floating_point_attack"]
@@ -49,13 +49,16 @@ def naive_laplace_mechanism(value: float, scale: float, size: int | None = None,
     ValueError
         If ``value`` is not finite or ``scale`` is not finite and > 0.
     """
-    x = float(check_finite_array("value", value))
+    x = check_real("value", value)
     b = check_positive_finite("scale", scale)
     n = _size(size)
     gen = as_generator(rng)
     j = _TWO53 - (gen.random(n) * 2.0**53).astype(np.int64)  # U = 1 - random() in (0, 1], exactly
     sign = np.where(gen.integers(0, 2, size=n) == 1, 1.0, -1.0)
-    out = x + sign * _naive_noise_magnitude(j, b)
+    with np.errstate(over="ignore"):
+        out = x + sign * _naive_noise_magnitude(j, b)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("value plus noise overflowed the double range; value and scale must be far below 1e308")
     return float(out[0]) if size is None else out
 
 
@@ -76,27 +79,28 @@ def naive_laplace_support_contains(y: ArrayLike, value: float, scale: float) -> 
         If ``y`` or ``value`` is not finite or ``scale`` is not finite and > 0.
     """
     ys = check_finite_array("y", y)
-    x = float(check_finite_array("value", value))
+    x = check_real("value", value)
     b = check_positive_finite("scale", scale)
     shape = ys.shape
     ys = ys.reshape(-1)
-    found = np.zeros(ys.size, dtype=bool)
-    for sign in (1.0, -1.0):
-        # out_sign(j) = x + sign * mag(j); mag decreases in j, so sign*mag is monotone.
-        def g(j: NDArray[np.int64], sign: float = sign) -> NDArray[np.float64]:
-            return x + sign * _naive_noise_magnitude(j, b)
+    with np.errstate(over="ignore", invalid="ignore"):  # outputs beyond the double range compare as +-inf
+        found = np.zeros(ys.size, dtype=bool)
+        for sign in (1.0, -1.0):
+            # out_sign(j) = x + sign * mag(j); mag decreases in j, so sign*mag is monotone.
+            def g(j: NDArray[np.int64], sign: float = sign) -> NDArray[np.float64]:
+                return x + sign * _naive_noise_magnitude(j, b)
 
-        lo = np.ones(ys.size, dtype=np.int64)
-        hi = np.full(ys.size, _TWO53, dtype=np.int64)
-        # find the smallest j with sign*(g(j) - y) <= 0 (g(j) moves towards x as j grows)
-        for _ in range(54):
-            mid = (lo + hi) // 2
-            cond = sign * (g(mid) - ys) <= 0
-            hi = np.where(cond, mid, hi)
-            lo = np.where(cond, lo, mid + 1)
-        for off in (-2, -1, 0, 1, 2):
-            j = np.clip(lo + off, 1, _TWO53)
-            found |= g(j) == ys
+            lo = np.ones(ys.size, dtype=np.int64)
+            hi = np.full(ys.size, _TWO53, dtype=np.int64)
+            # find the smallest j with sign*(g(j) - y) <= 0 (g(j) moves towards x as j grows)
+            for _ in range(54):
+                mid = (lo + hi) // 2
+                cond = sign * (g(mid) - ys) <= 0
+                hi = np.where(cond, mid, hi)
+                lo = np.where(cond, lo, mid + 1)
+            for off in (-2, -1, 0, 1, 2):
+                j = np.clip(lo + off, 1, _TWO53)
+                found |= g(j) == ys
     return found.reshape(shape)
 
 
@@ -117,6 +121,8 @@ def floating_point_attack(y: ArrayLike, d: float, d_prime: float, scale: float) 
         On non-finite inputs or a non-positive scale.
     """
     ys = check_finite_array("y", y)
+    d = check_real("d", d)
+    d_prime = check_real("d_prime", d_prime)
     in_d = naive_laplace_support_contains(ys, d, scale)
     in_dp = naive_laplace_support_contains(ys, d_prime, scale)
     closer_dp = np.abs(ys - d_prime) < np.abs(ys - d)

@@ -205,6 +205,8 @@ def _log_delta_chi(chi: float, eps: float) -> tuple[float, float]:
     if chi >= 0.0:
         if chi > _FAR_CHI:
             return _log_delta_far(chi, y, eps)
+        if y == 0.0:  # chi = eps = 0: delta = erfc(0) - erfc(0) = 0
+            return -math.inf, -math.inf
         h = eps / (y + chi)
         d = _erfcx_diff(chi, y, h)
         if not d > 0.0:  # h underflowed (eps below ~1e-300 at chi ~ 1e8): delta below any double
@@ -219,8 +221,13 @@ def _log_delta_chi(chi: float, eps: float) -> tuple[float, float]:
     else:
         q = 0.5 * (math.erfc(-chi) + math.exp(-chi * chi) * float(special.erfcx(y)))
         logd = math.log1p(-q)
-    dlog = -math.exp(-chi * chi - logd) * ratio / _SQRTPI
+    dlog = -_exp_slope(-chi * chi - logd) * ratio / _SQRTPI
     return logd, dlog
+
+
+def _exp_slope(x: float) -> float:
+    """exp for a Newton slope: capped at e^700 (a slope is only a guide; the solvers bisect when it misleads)."""
+    return math.exp(min(x, 700.0))
 
 
 def _safety_margin(log_target: float) -> float:
@@ -341,9 +348,7 @@ def _log_delta_chi_array(
         if np.any(neg):
             c, yy = chi[neg], y[neg]
             e = eps[neg]
-            inner = np.where(
-                yy < 1.0, 0.5 * (special.erf(-c) + np.exp(e) * special.erf(yy) - np.expm1(e)), 0.0
-            )
+            inner = np.where(yy < 1.0, 0.5 * (special.erf(-c) + np.exp(e) * special.erf(yy) - np.expm1(e)), 0.0)
             q = 0.5 * (special.erfc(-c) + np.exp(-c * c) * special.erfcx(yy))
             ld = np.where(inner > 0.0, np.log(inner), np.log1p(-q))
             logd[neg] = ld
@@ -640,7 +645,14 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     dl = dl.ravel().astype(float)
     if eps.size <= _SCALAR_BATCH:  # small batches: a loop over the scalar solver is faster
         s_small = [_certified_sigma(e, d) for e, d in zip(eps.tolist(), dl.tolist(), strict=True)]
-        return np.asarray((sens.ravel() * np.array(s_small)).reshape(shape), dtype=np.float64)
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.asarray((sens.ravel() * np.array(s_small)).reshape(shape), dtype=np.float64)
+        if not np.all((out >= _TINY) & (out < 1e300)):
+            raise ValueError(
+                "some sigma = sensitivity * sigma/sensitivity lies outside [2.2e-308, 1e300] (overflow or "
+                "underflow); use parameters of more moderate size"
+            )
+        return out
     log_target = np.log(dl)
     margin = 2e-14 * (1.0 + np.abs(log_target))  # = _safety_margin, elementwise
     log_target = log_target - margin
@@ -721,7 +733,14 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
         idx = idx[~ok]
         s_all[idx] *= 1.0 + step[idx]
         step[idx] *= 2.0
-    return np.asarray((sens.ravel() * s_all).reshape(shape), dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.asarray((sens.ravel() * s_all).reshape(shape), dtype=np.float64)
+    if not np.all((out >= _TINY) & (out < 1e300)):
+        raise ValueError(
+            "some sigma = sensitivity * sigma/sensitivity lies outside [2.2e-308, 1e300] (overflow or underflow); "
+            "use parameters of more moderate size"
+        )
+    return out
 
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -766,7 +785,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
         if not (math.isfinite(logd) and erfcx_y > 0.0):
             return logd, math.nan  # no usable slope: the solver bisects
         log_slope = _LOG_HALF - chi * chi + math.log(erfcx_y)
-        return logd, -math.exp(log_slope - logd)
+        return logd, -_exp_slope(log_slope - logd)
 
     if fun(0.0)[0] <= log_target:
         return 0.0
@@ -794,7 +813,7 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
         if not (math.isfinite(logd) and erfcx_y > 0.0):
             return logd, math.nan
         # d log delta / d chi = (d delta / d eps) (d eps / d chi) / delta, d eps / d chi = sqrt2 mu
-        return logd, -math.exp(_LOG_HALF - x * x + math.log(erfcx_y) - logd) * _SQRT2 * mu
+        return logd, -_exp_slope(_LOG_HALF - x * x + math.log(erfcx_y) - logd) * _SQRT2 * mu
 
     chi = _solve_decreasing(fun_chi, chi_hi, 1.0, log_target, margin)[0]
     eps = eps_of(chi)

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_positive_int, check_probability_open
+from ._validation import check_finite_array, check_positive_int, check_probability_open, check_real
 from .montecarlo import CheckResult, probability_result
 
 __all__ = [
@@ -103,13 +103,18 @@ def independence_tests(
         outside (0, 1), or fewer than 2 draws (runs), one pair at lag ``lag``
         (concordance) or one untied pair of halves remain.
     """
-    arr = np.asarray(x, dtype=float)
-    if arr.ndim != 1 or not np.all(np.isfinite(arr)):
+    arr = check_finite_array("x", x)
+    if arr.ndim != 1:
         raise ValueError("x must be a 1-D array of finite numbers")
     lag = check_positive_int("lag", lag)
     alpha = check_probability_open("alpha", alpha)
     a = alpha / 3
-    centre = float(centre)
+    centre = check_real("centre", centre)
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string; got {name!r}")
+    with np.errstate(over="ignore"):
+        if arr.size and not np.isfinite(np.max(np.abs(arr - centre))):
+            raise ValueError("x - centre overflows the double range; centre the draws first")
 
     signs = np.sign(_kept(arr, centre) - centre)
     if signs.size < 2:

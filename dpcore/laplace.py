@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._release import release_with_noise
-from ._validation import RNGLike, check_noise_scale, check_normal_result, check_positive_finite
+from ._validation import RNGLike, check_noise_scale, check_normal_result, check_positive_finite, check_positive_int
 
 __all__ = ["laplace_scale", "laplace_mechanism", "laplace_noise"]
 
@@ -75,9 +75,14 @@ def laplace_noise(gen: np.random.Generator, shape: int | tuple[int, ...], scale:
     Raises
     ------
     ValueError
-        If ``scale`` is not a finite real number in ``[2.2e-308, 1e304]``.
+        If ``scale`` is not a finite real number in ``[2.2e-308, 1e304]``, or
+        ``shape`` is not a non-negative integer or a tuple of them.
     """
     scale = check_noise_scale("scale", scale)
+    if isinstance(shape, tuple):
+        shape = tuple(check_positive_int("shape", n, minimum=0) for n in shape)
+    else:
+        shape = check_positive_int("shape", shape, minimum=0)
     e = gen.standard_exponential(shape)
     flat = e.reshape(-1)
     raw = gen.bit_generator.random_raw(-(-flat.size // 64))

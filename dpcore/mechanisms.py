@@ -378,7 +378,8 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         d = self.sensitivity
         outer = -np.expm1(np.minimum(e - d / b, 0.0)) / (1 + math.exp(log_r))
         if z.size:
-            gap = np.exp(log_t - z[None, :] / b) - np.exp(log_t + e.reshape(-1, 1) - (d - z[None, :]) / b)
+            with np.errstate(over="ignore"):  # e^{eps - ...} = inf: that term's gap is -inf, clipped to 0
+                gap = np.exp(log_t - z[None, :] / b) - np.exp(log_t + e.reshape(-1, 1) - (d - z[None, :]) / b)
             middle = np.maximum(gap, 0.0).sum(axis=1).reshape(e.shape)
         else:
             middle = np.zeros(e.shape)
@@ -398,13 +399,16 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         b, log_r, log_t, z = self._pieces()
         d = self.sensitivity
         log_1r = math.log1p(math.exp(log_r))
-        terms = [(a - 1) * d / b - log_1r, (1 - a) * d / b - d / b - log_1r]
-        cols = np.stack(terms, axis=-1)
-        if z.size:
-            mid = log_t - a[..., None] * z / b - (1 - a[..., None]) * (d - z) / b
-            cols = np.concatenate([cols, mid], axis=-1)
-        out = special.logsumexp(cols, axis=-1) / (a - 1)
-        out = np.maximum(out, 0.0)  # a divergence is >= 0; only rounding can take the sum below
+        with np.errstate(over="ignore", invalid="ignore"):
+            terms = [(a - 1) * d / b - log_1r, (1 - a) * d / b - d / b - log_1r]
+            cols = np.stack(terms, axis=-1)
+            if z.size:
+                mid = log_t - a[..., None] * z / b - (1 - a[..., None]) * (d - z) / b
+                cols = np.concatenate([cols, mid], axis=-1)
+            out = special.logsumexp(cols, axis=-1) / (a - 1)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"orders too large for the discrete Laplace RDP (overflow); largest {float(np.max(a))!r}")
+        out = np.clip(out, 0.0, d / b)  # a divergence is in [0, the pure epsilon]; only rounding leaves it
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
 
     def privacy_losses(self) -> tuple[PrivacyLoss]:
@@ -531,10 +535,13 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         a = _check_orders("orders", orders)
         s2, z, log_c = self._window()
         d = self.sensitivity
-        shift = np.asarray((1 - a) * d)[..., None]  # broadcasts against the window z on a last axis
-        log_shifted = special.logsumexp(-((z - shift) ** 2) / (2 * s2), axis=-1)
-        out = (log_shifted - log_c) / (a - 1) + a * d * d / (2 * s2)
-        out = np.minimum(out, a * d * d / (2 * s2))  # the theta sum is at most its integer-shift value
+        with np.errstate(over="ignore", invalid="ignore"):
+            shift = np.asarray((1 - a) * d)[..., None]  # broadcasts against the window z on a last axis
+            log_shifted = special.logsumexp(-((z - shift) ** 2) / (2 * s2), axis=-1)
+            out = (log_shifted - log_c) / (a - 1) + a * d * d / (2 * s2)
+            out = np.minimum(out, a * d * d / (2 * s2))  # the theta sum is at most its integer-shift value
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"orders too large for the discrete Gaussian RDP (overflow); largest {float(np.max(a))!r}")
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
 
 
@@ -573,7 +580,7 @@ class RandomizedResponse(Mechanism):
     @property
     def _log_p(self) -> tuple[float, float]:
         e = self.epsilon0
-        return -math.log1p(math.exp(-e)), -math.log1p(math.exp(e))  # log p, log(1 - p)
+        return -math.log1p(math.exp(-e)), -e - math.log1p(math.exp(-e))  # log p, log(1 - p), no overflow
 
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
         """Each bit of ``value`` kept with probability p, flipped otherwise."""
@@ -588,7 +595,8 @@ class RandomizedResponse(Mechanism):
         """The exact privacy profile at each ``epsilon`` >= 0."""
         e = check_nonnegative_finite_array("epsilon", epsilon)
         lp, lq = self._log_p
-        return _out(np.maximum(np.exp(lp) - np.exp(e + lq), 0.0), epsilon)
+        with np.errstate(over="ignore"):  # e^{eps} (1 - p) = inf: delta is 0
+            return _out(np.maximum(np.exp(lp) - np.exp(e + lq), 0.0), epsilon)
 
     def epsilon(self, delta: float) -> float:
         """The smallest epsilon >= 0 with ``delta(epsilon) <= delta``."""
@@ -603,7 +611,9 @@ class RandomizedResponse(Mechanism):
         """Rényi divergence at each order > 1 (log space)."""
         a = _check_orders("orders", orders)
         lp, lq = self._log_p
-        out = np.logaddexp(a * lp + (1 - a) * lq, a * lq + (1 - a) * lp) / (a - 1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.logaddexp(a * lp + (1 - a) * lq, a * lq + (1 - a) * lp) / (a - 1)
+        out = np.clip(out, 0.0, self.epsilon0)  # a divergence of an epsilon0-DP mechanism: rounding only
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
 
     def privacy_losses(self) -> tuple[PrivacyLoss]:

@@ -177,11 +177,8 @@ def _interval_log_prob(
 
 
 def _validate_interval(lower: ArrayLike, upper: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    try:
-        lo = np.asarray(lower, dtype=float)
-        hi = np.asarray(upper, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("lower and upper must be real numbers") from None
+    lo = as_real_array("lower", lower)
+    hi = as_real_array("upper", upper)
     if np.isnan(lo).any() or np.isnan(hi).any():
         raise ValueError("lower and upper must not contain NaN")
     if (lo == np.inf).any():

@@ -181,7 +181,9 @@ def test_interval_probabilities_of_a_partition_sum_to_one():
         (0.0, 1.0, 0.0, 0.0, "scale"),
         (0.0, 1.0, 0.0, np.inf, "scale"),
         ([0.0, 1.0], [1.0, 2.0, 3.0], 0.0, 1.0, "broadcast"),
-        ("a", 1.0, 0.0, 1.0, "real numbers"),
+        ("a", 1.0, 0.0, 1.0, "^lower must be a real number"),
+        (0.0, 1 + 2j, 0.0, 1.0, "^upper must be a real number"),  # issue 15: complex was cut to its real part
+        (0.0, 10**400, 0.0, 1.0, "^upper must be representable"),  # issue 15: was OverflowError
     ],
 )
 def test_interval_bad_input(a, c, loc, scale, match):
