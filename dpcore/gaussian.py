@@ -897,4 +897,7 @@ def exact_gaussian_composition_epsilon(sigma: float, count: int, delta: float, s
     count = check_positive_int("count", count)
     delta = check_probability_open("delta", delta)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
+    ratio = sigma / sensitivity  # only the ratio matters: avoids rounding sqrt(k) * a subnormal sensitivity
+    if _TINY <= ratio < math.inf:
+        return float(gaussian_epsilon(ratio, delta, sensitivity=math.sqrt(count)))
     return float(gaussian_epsilon(sigma, delta, sensitivity=math.sqrt(count) * sensitivity))

@@ -558,7 +558,8 @@ def laplace_kl_divergence(
         first = q - (math.log(scale) - math.log(scale_prime))
     # r (t + e^{-t} - 1) = gap / b' + r expm1(-t) for t >= 0.5 (the series below), without inf * 0
     small = t < 0.5
-    second = np.where(small, 0.0, gap / scale_prime + r * np.expm1(-np.where(small, 1.0, t)))
+    with np.errstate(over="ignore"):  # gap / b' beyond the double range: refused below
+        second = np.where(small, 0.0, gap / scale_prime + r * np.expm1(-np.where(small, 1.0, t)))
     if np.any(small):
         second[small] = r * _t_plus_expm1_neg(t[small])
     total = math.fsum([first * t.size, *second.tolist()])

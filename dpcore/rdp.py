@@ -163,7 +163,13 @@ def _log_integral(
     cuts = np.concatenate((points, [x_star], x_star + scale * np.array([-100, -10, -1, 1, 10, 100.0])))
     cuts = np.unique(cuts[(cuts > lower) & (cuts < upper)])
     edges = np.concatenate(([lower], cuts, [upper]))
-    total, abserr = _quad_sum(lambda t: math.exp(float(logf(np.asarray(t))) - shift), edges, epsrel)
+    try:
+        total, abserr = _quad_sum(lambda t: math.exp(float(logf(np.asarray(t))) - shift), edges, epsrel)
+    except OverflowError:
+        raise ValueError(
+            "the quadrature met values of the integrand e^300 times its maximum on the probe grid: the grid "
+            "missed the peak; give points near the mass and a scale of its width"
+        ) from None
     if not (total > 0 and math.isfinite(total)):
         raise ValueError(f"the integral is not a positive finite number (got {total}); check the densities")
     return math.log(total) + shift, abserr / total, edges
@@ -434,6 +440,11 @@ def _log_a_integer(n: NDArray[np.int64], log_q: float, log_1mq: float, inv_two_s
     return out
 
 
+def _log1p_exp(x: float) -> float:
+    """log(1 + e^x) without overflow or underflow."""
+    return x + math.log1p(math.exp(-x)) if x > 0.0 else math.log1p(math.exp(x))
+
+
 def _log_a_fractional(alpha: float, log_q: float, log_1mq: float, s2: float) -> float:
     r"""``log A_alpha`` at a fractional order, :math:`\log E[m(Z)^\alpha]` for :math:`Z\sim N(0,s^2)`.
 
@@ -462,13 +473,24 @@ def _log_a_fractional(alpha: float, log_q: float, log_1mq: float, s2: float) -> 
     values = log_f(grid)
     m, peak = float(np.max(values)), float(grid[int(np.argmax(values))])
     points = sorted({0.0, 0.5, peak})
-    val, err = integrate.quad(lambda z: math.exp(float(log_f(z)) - m), lo, hi, points=points, limit=400, epsrel=1e-13)
+    with warnings.catch_warnings():  # a roundoff warning at the requested 1e-13: the error estimate is added below
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        val, err = integrate.quad(
+            lambda z: math.exp(float(log_f(z)) - m), lo, hi, points=points, limit=400, epsrel=1e-13
+        )
     log_a = m + math.log(val + abs(err))
     if log_a > 1.0:
         return log_a
 
     def excess(z: float) -> float:  # phi(z) (m^alpha - 1 - alpha (m - 1)), m - 1 = w
-        w = q * math.expm1((2.0 * z - 1.0) / (2.0 * s2))
+        arg = (2.0 * z - 1.0) / (2.0 * s2)
+        log_phi = -z * z / (2.0 * s2) - 0.5 * math.log(2.0 * math.pi * s2)
+        if arg > 30.0:  # w = q expm1(arg) is huge: g = (1+w)^a (1 - (a w + 1)/(1+w)^a) in logs (no overflow)
+            lw = log_q + arg + math.log1p(-math.exp(-arg))
+            big = alpha * _log1p_exp(lw)  # alpha log(1 + w)
+            gap = _log1p_exp(math.log(alpha) + lw) - big  # log(alpha w + 1) - alpha log(1 + w) < 0
+            return math.exp(log_phi + big + math.log(-math.expm1(gap))) if gap < 0.0 else 0.0
+        w = q * math.expm1(arg)
         if abs(w) < 1e-3:  # binomial series: (1+w)^a - 1 - a w = sum_{j>=2} C(a, j) w^j
             term, total = alpha, 0.0
             for j in range(2, 9):
@@ -479,7 +501,9 @@ def _log_a_fractional(alpha: float, log_q: float, log_1mq: float, s2: float) -> 
             g = math.expm1(alpha * math.log1p(w)) - alpha * w
         return math.exp(-z * z / (2.0 * s2)) / math.sqrt(2.0 * math.pi * s2) * g
 
-    val, err = integrate.quad(excess, lo, hi, points=points, limit=400, epsabs=0.0, epsrel=1e-13)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        val, err = integrate.quad(excess, lo, hi, points=points, limit=400, epsabs=0.0, epsrel=1e-13)
     return math.log1p(val + abs(err))
 
 
