@@ -86,14 +86,15 @@ def _abs_gap(zz: NDArray[np.float64], u: NDArray[np.float64], v: NDArray[np.floa
     piecewise linear) with the sum halved first, so no ``inf - inf`` arises.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        out = np.abs(zz - v) - np.abs(zz - u)
+        out = np.array(np.abs(zz - v) - np.abs(zz - u), dtype=np.float64, ndmin=1)
+        shape = np.broadcast_shapes(np.shape(zz), np.shape(u), np.shape(v))
         bad = ~np.isfinite(out)
         if np.any(bad):
-            uu, vv, z2 = np.broadcast_arrays(u, v, zz)
+            uu, vv, z2 = (np.array(x, dtype=np.float64, ndmin=1) for x in np.broadcast_arrays(u, v, zz))
             uu, vv, z2 = uu[bad], vv[bad], z2[bad]
             width = np.abs(uu - vv)
             out[bad] = np.clip(np.sign(vv - uu) * 2.0 * ((0.5 * uu + 0.5 * vv) - z2), -width, width)
-    return np.asarray(out, dtype=np.float64)
+    return np.asarray(out.reshape(shape), dtype=np.float64)
 
 
 def laplace_privacy_loss(

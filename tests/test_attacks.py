@@ -8,6 +8,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+import dpcore
 from dpbook.flawed import laplace_stray_factor_two
 from dpcore import laplace_mechanism
 from dpcore.attacks import (
@@ -198,3 +199,22 @@ def test_sampler_checks_mechanism_shape():
     s = attack_trial_sampler([0.0], [1.0], lambda v, g: np.zeros(3))
     with pytest.raises(ValueError, match="mechanism must return shape"):
         s(np.random.default_rng(0), 5)
+
+
+# --------------------------------------------------------------------------- issue 15
+
+
+def test_issue15_numeric_optimal_test_refuses_missed_mass_and_bad_densities():
+    """breakpoints=(50,) gave 2e-90 (truth Phi(1/2) = 0.6915); zero or doubled densities gave 0 or 1.095."""
+    from scipy import stats
+
+    p0, p1 = stats.norm(0, 1).pdf, stats.norm(1, 1).pdf
+    assert dpcore.optimal_test_success_numeric(p0, p1) == pytest.approx(stats.norm.cdf(0.5), rel=1e-10)
+    with pytest.raises(ValueError, match="^pdf_0 integrates to"):
+        dpcore.optimal_test_success_numeric(p0, p1, breakpoints=(50,))
+    with pytest.raises(ValueError, match="^pdf_0 integrates to 0"):
+        dpcore.optimal_test_success_numeric(lambda z: 0.0, p1)
+    with pytest.raises(ValueError, match="^pdf_1 integrates to 2"):
+        dpcore.optimal_test_success_numeric(p0, lambda z: 2 * p1(z))
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        dpcore.optimal_test_success_numeric(p0, lambda z: -p1(z))

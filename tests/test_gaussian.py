@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import dpbook
+import dpcore
 from dpbook import reference as mpref
 from dpcore import montecarlo
 from dpcore.gaussian import (
@@ -286,3 +287,59 @@ def test_seed_002_code_is_exact_only_at_epsilon_one() -> None:
     assert seed(0.1, 1e-5, fixed=True) == pytest.approx(exact, rel=1e-6)
     sig, ier, msg = seed(2.0, 1e-5, full_output=True)
     assert ier != 1 and isinstance(msg, str)  # fsolve reports that it did not converge; the seed never looks
+
+
+# --------------------------------------------------------------------------- issue 15
+
+
+def _mp_delta(sigma, sens, eps):
+    """Balle & Wang (2018, Thm 8) in 80-digit mpmath from the exact doubles given."""
+    import mpmath as mp
+
+    with mp.workdps(80):
+        mu = mp.mpf(sens) / mp.mpf(sigma)
+        e = mp.mpf(eps)
+        return mp.ncdf(mu / 2 - e / mu) - mp.exp(e) * mp.ncdf(-mu / 2 - e / mu)
+
+
+def test_issue15_gaussian_epsilon_tiny_sigma_matches_mpmath():
+    """gaussian_epsilon(1e-13, 1e-5) was 5.19e25, 3.7 % above the root (5.0000000000043e25)."""
+    import mpmath as mp
+
+    eps = dpcore.gaussian_epsilon(1e-13, 1e-5)
+    with mp.workdps(80):
+        root = mp.findroot(lambda x: _mp_delta(1e-13, 1.0, x) - mp.mpf(1e-5), mp.mpf("5.00000000000043e25"))
+    assert eps == pytest.approx(float(root), rel=1e-14)
+    assert float(_mp_delta(1e-13, 1.0, eps)) <= 1e-5 * (1 + 1e-9)
+    assert dpcore.gaussian_delta(1e-13, 1.0, eps) == pytest.approx(float(_mp_delta(1e-13, 1.0, eps)), rel=1e-9)
+
+
+@pytest.mark.parametrize("sigma", [1e-9, 1e-12, 1e-13, 1e-15])
+def test_issue15_composition_epsilon_never_above_rdp_bound(sigma):
+    """Below sigma ~1e-12 the exact composition epsilon came out above the RDP bound."""
+    exact = dpcore.exact_gaussian_composition_epsilon(sigma, 4, 1e-5)
+    a = 1.0 + np.geomspace(1e-3, 1e6, 4000)
+    bound, _ = dpcore.rdp_to_dp(a, a * 4 / (2 * sigma**2), 1e-5)
+    assert exact <= bound
+
+
+def test_issue15_extreme_profiles_are_the_true_answers():
+    """ZeroDivisionError and NaN at the ends of the double range; the true answers are 1, 0 and erf(tiny)."""
+    assert dpcore.gaussian_delta(1e-300, 1e300, 1.0) == 1.0
+    assert dpcore.gaussian_epsilon(1e300, 1e-5) == 0.0
+    d = dpcore.gaussian_delta(1e10, 1e-300, 0.0)  # erf(1e-310 / (2 sqrt 2)): a subnormal
+    assert 0.0 < d < 1e-309 and not math.isnan(d)
+    assert dpcore.gaussian_delta(1.0, 5e-324, 0.0) >= 0.0
+    with pytest.raises(ValueError, match="beyond 1e\\+300"):
+        dpcore.gaussian_epsilon(1e-300, 1e-5, sensitivity=1e300)
+
+
+def test_issue15_calibrations_refuse_results_outside_the_double_range():
+    with pytest.raises(ValueError, match="sigma"):
+        dpcore.analytic_gaussian_sigma(1.0, 5e-324, 5e-324)  # sigma ~ 1e323: was an endless loop
+    with pytest.raises(ValueError, match="sigma"):
+        dpcore.analytic_gaussian_sigma(5e-324, 1.0, 0.5)
+    with pytest.raises(ValueError, match="sigma"):
+        dpcore.classic_gaussian_sigma(1e300, 1e-10, 0.5)
+    with pytest.raises(ValueError):
+        dpcore.exact_gaussian_composition_epsilon(1.0, 10**400, 1e-5)

@@ -118,3 +118,40 @@ def test_laplace_noise_shape_signs_and_bad_scale():
     for bad in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="scale"):
             dpcore.laplace_noise(gen, 10, bad)
+
+
+# --------------------------------------------------------------------------- issue 15
+
+
+@pytest.mark.parametrize("bad", [1 + 5j, np.complex128(1 + 5j), True, "1", None, b"1", [1.0]])
+def test_issue15_scale_refuses_non_real_numbers(bad):
+    """laplace_scale(1+5j, 1) returned 1.0 (numpy dropped the imaginary part with only a warning)."""
+    with pytest.raises(ValueError, match="^sensitivity must be"):
+        dpcore.laplace_scale(bad, 1.0)
+    with pytest.raises(ValueError, match="^epsilon must be"):
+        dpcore.laplace_scale(1.0, bad)
+
+
+def test_issue15_huge_integer_is_a_value_error():
+    with pytest.raises(ValueError, match="^sensitivity must be representable"):
+        dpcore.laplace_scale(10**400, 1.0)
+    with pytest.raises(ValueError, match="^value must be representable"):
+        dpcore.laplace_mechanism([1.0, 10**400], 1.0, 1.0, rng=0)
+
+
+@pytest.mark.parametrize("sens,eps", [(1.0, 5e-324), (5e-324, 1e300), (1e300, 1e-10)])
+def test_issue15_scale_overflow_or_underflow_refused(sens, eps):
+    """laplace_scale(1, 5e-324) was inf and laplace_scale(5e-324, 1e300) was 0.0 (no noise)."""
+    with pytest.raises(ValueError, match="sensitivity=.*epsilon="):
+        dpcore.laplace_scale(sens, eps)
+    with pytest.raises(ValueError):
+        dpcore.laplace_mechanism(0.0, sens, eps, rng=0)
+
+
+def test_issue15_release_is_never_infinite():
+    # headroom 1e304 above 1.7976e308: a draw overflows when its sign is + and Exp(1) > 1, probability
+    # e^-1 / 2 = 0.18 each, so all 1000 stay finite with probability 0.82^1000 < 1e-80 (any seed)
+    with pytest.raises(ValueError, match="overflowed"):
+        dpcore.laplace_mechanism(np.full(1000, 1.7976e308), 1e304, 1.0)
+    with pytest.raises(ValueError, match="scale must lie in"):
+        dpcore.laplace_noise(np.random.default_rng(0), 3, 1e306)

@@ -422,3 +422,37 @@ def test_event_detection_miss_against_simulation_free_cases() -> None:
     pk, qk = st.binom.pmf(k, n, p), st.binom.pmf(k, n, q)
     direct_miss = 1.0 - float(pk @ detect @ qk)
     assert direct_miss <= event_detection_miss(p, q, n, n, 1.0, events=1, alpha=1e-3) + 1e-12
+
+
+# --------------------------------------------------------------------------- issue 15
+
+
+def test_issue15_extreme_arguments_give_numbers_or_value_errors():
+    """laplace_privacy_loss and laplace_kl_divergence returned NaN at extreme arguments."""
+    import mpmath as mp
+
+    # z - u overflows; z is above both answers, so the loss is (u - v)/b = (-1.7 + 1.6)/0.5 = -0.2
+    assert laplace_privacy_loss(1.7e308, -1.7e308, -1.6e308, 0.5e308) == pytest.approx(-0.2, rel=1e-14)
+    with pytest.raises(ValueError, match="overflows"):
+        laplace_privacy_loss(0.0, 0.0, 1.0, 1e-310)
+    # KL(Lap(0, 1) || Lap(0, b')) = log b' + 1/b' - 1: 1e300 - 691.8 at b' = 1e-300, beyond the doubles at 1e-310
+    assert laplace_kl_divergence(0.0, 0.0, 1.0, 1e-300) == pytest.approx(1e300, rel=1e-15)
+    with pytest.raises(ValueError, match="overflows"):
+        laplace_kl_divergence(0.0, 0.0, 1.0, 1e-310)
+    # log(b'/b) + b/b' - 1 at b'/b = 1e300: r - 1 - log r with r = 1e-300, against mpmath
+    with mp.workdps(50):
+        ref = mp.log(mp.mpf(1e300)) + mp.mpf(1e-300) - 1
+    assert laplace_kl_divergence(0.0, 0.0, 1.0, 1e300) == pytest.approx(float(ref), rel=1e-14)
+
+
+def test_issue15_max_interval_ratio_is_bounded_and_names_loc():
+    with pytest.raises(ValueError, match="max_intervals"):
+        laplace_max_interval_log_ratio(0.0, 1.0, 1.0, np.linspace(-5, 5, 10**5))
+    with pytest.raises(ValueError, match="^loc_prime must"):
+        laplace_max_interval_log_ratio(0.0, np.nan, 1.0, [0.0, 1.0])
+    # blocks give the same extremes as one block: the exact answer Delta/b = 1 on a grid containing 0 and 1
+    res = laplace_max_interval_log_ratio(
+        0.0, 1.0, 1.0, np.concatenate(([-np.inf, 0.0, 1.0, np.inf], np.linspace(-3, 4, 1500)))
+    )
+    assert res.log_ratio_max == pytest.approx(1.0, rel=1e-12)
+    assert res.log_ratio_min == pytest.approx(-1.0, rel=1e-12)

@@ -415,3 +415,39 @@ def test_subsampled_gaussian_rdp_limits_and_stability():
     ]:
         with pytest.raises(ValueError, match=word):
             bad()
+
+
+# --------------------------------------------------------------------------- issue 15
+
+
+def test_issue15_zero_count_of_tiny_sigma_is_not_nan():
+    """compose_gaussian(1e-300, count=0) made the curve 0 x inf = NaN and epsilon NaN."""
+    acc = dpcore.RdpAccountant()
+    acc.compose_gaussian(1e-300, count=0)
+    assert acc.epsilon_and_order(1e-5)[0] == 0.0
+    with pytest.raises(ValueError, match="overflows"):
+        dpcore.RdpAccountant().compose_gaussian(1e-300, count=1)
+
+
+def test_issue15_laplace_rdp_huge_order_tends_to_pure_epsilon():
+    """laplace_rdp(9e307, 1.0) was -inf; the curve tends to Delta/b = 1 (Mironov 2017, Prop. 6)."""
+    import mpmath as mp
+
+    assert dpcore.laplace_rdp(9e307, 1.0) == pytest.approx(1.0, rel=1e-15)
+    with mp.workdps(60):
+        a = mp.mpf(1e6)
+        ref = mp.log(a / (2 * a - 1) * mp.exp(a - 1) + (a - 1) / (2 * a - 1) * mp.exp(-a)) / (a - 1)
+    assert dpcore.laplace_rdp(1e6, 1.0) == pytest.approx(float(ref), rel=1e-13)
+    with pytest.raises(ValueError, match="overflows"):
+        dpcore.gaussian_rdp(2.0, 1e-300)
+
+
+def test_issue15_renyi_divergence_order_limit():
+    from scipy import stats
+
+    with pytest.raises(ValueError, match="max_order"):
+        dpcore.renyi_divergence(stats.norm(0, 1).logpdf, stats.norm(1, 1).logpdf, 1e5)
+    with pytest.raises(ValueError, match="^logq must be a callable"):
+        dpcore.renyi_divergence(stats.norm(0, 1).logpdf, 3.0, 2.0)
+    with pytest.raises(ValueError, match="^rdp must be representable"):
+        dpcore.rdp_to_dp([2.0], [10**400], 1e-5)
