@@ -20,6 +20,7 @@ probability, and randomized response, the mechanism that attains the bound.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -81,6 +82,9 @@ class MedicalTable:
     diabetes: tuple[int, ...]
 
     def __post_init__(self) -> None:
+        for field, seq in (("names", self.names), ("diabetes", self.diabetes)):
+            if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence | np.ndarray):
+                raise ValueError(f"{field} must be a sequence (one entry per row); got {seq!r}")
         names = tuple(self.names)
         bits = tuple(self.diabetes)
         if len(names) == 0:
@@ -93,7 +97,7 @@ class MedicalTable:
             raise ValueError("names must be distinct (the attacker identifies a row by name)")
         clean = []
         for nm, bit in zip(names, bits, strict=True):
-            if isinstance(bit, bool) or bit not in (0, 1):
+            if isinstance(bit, (bool, np.bool_)) or not isinstance(bit, numbers.Real) or bit not in (0, 1):
                 raise ValueError(f"diabetes of {nm!r} must be 0 or 1; got {bit!r}")
             clean.append(int(bit))
         object.__setattr__(self, "names", names)
@@ -166,8 +170,10 @@ def differencing_attack(table: MedicalTable, target: str) -> int:
     Raises
     ------
     ValueError
-        If ``target`` is not in the table.
+        If ``table`` is not a :class:`MedicalTable` or ``target`` is not in it.
     """
+    if not isinstance(table, MedicalTable):
+        raise ValueError(f"table must be a MedicalTable; got {type(table).__name__}")
     r = table.row_of(target)
     return table.partial_sum(r) - table.partial_sum(r - 1)
 
@@ -281,7 +287,8 @@ def laplace_optimal_test_success(answers_0: ArrayLike, answers_1: ArrayLike, sca
         )
     with np.errstate(over="ignore"):  # a shift beyond the double range: TV = 1, success 1
         shift = float(np.abs(a0 - a1).sum())
-    return float(1.0 - 0.5 * np.exp(-shift / (2 * b)))
+    with np.errstate(over="ignore"):  # shift / (2b) beyond the double range: e^-inf = 0, success 1
+        return float(np.clip(0.5 - 0.5 * np.expm1(-shift / (2 * b)), 0.5, 1.0))
 
 
 #: How far from 1 the quadrature of each density may be before optimal_test_success_numeric refuses it.
@@ -392,11 +399,14 @@ def attack_trial_sampler(
     Raises
     ------
     ValueError
-        On invalid answers or scale (at construction), or if the mechanism
-        returns an array of the wrong shape (when sampling).
+        On invalid answers or scale or a mechanism that is not callable (at
+        construction), or if the mechanism returns an array of the wrong
+        shape (when sampling).
     """
     a0, a1 = _answers_pair(answers_0, answers_1)
     b = check_positive_finite("test_scale", test_scale)
+    if not callable(mechanism):
+        raise ValueError(f"mechanism must be callable as mechanism(values, rng); got {mechanism!r}")
 
     def sampler(rng: np.random.Generator, size: int) -> NDArray[np.float64]:
         secret = rng.random(size) < 0.5  # True: hypothesis 0

@@ -194,7 +194,7 @@ class UniformRecorder:
 
     def mechanism(self, data: Any, size: int, gen: np.random.Generator) -> NDArray[np.float64]:
         """``data + U / 2**53``: a mechanism for :func:`dpcore.audit_epsilon`."""
-        return float(data) + self._draw(gen, size) / 2.0**_BITS
+        return check_real("data", data) + self._draw(gen, size) / 2.0**_BITS
 
     @property
     def total(self) -> int:

@@ -75,9 +75,12 @@ def laplace_noise(gen: np.random.Generator, shape: int | tuple[int, ...], scale:
     Raises
     ------
     ValueError
-        If ``scale`` is not a finite real number in ``[2.2e-308, 1e304]``, or
-        ``shape`` is not a non-negative integer or a tuple of them.
+        If ``gen`` is not a numpy Generator, ``scale`` is not a finite real
+        number in ``[2.2e-308, 1e304]``, or ``shape`` is not a non-negative
+        integer or a tuple of them.
     """
+    if not isinstance(gen, np.random.Generator):
+        raise ValueError(f"gen must be a numpy Generator (see dpcore.as_generator); got {type(gen).__name__}")
     scale = check_noise_scale("scale", scale)
     if isinstance(shape, tuple):
         shape = tuple(check_positive_int("shape", n, minimum=0) for n in shape)

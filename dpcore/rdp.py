@@ -886,8 +886,10 @@ class RdpAccountant:
         Raises
         ------
         ValueError
-            As :meth:`compose_rdp`.
+            As :meth:`compose_rdp`, or if ``mechanism`` has no ``rdp`` method.
         """
+        if not callable(getattr(mechanism, "rdp", None)):
+            raise ValueError(f"mechanism must have an rdp(orders) method; got {type(mechanism).__name__}")
         k = self._broadcast_counts(count, 1)[0]
         if k == 0:  # 0 runs add nothing (and 0 x inf would be NaN)
             return self

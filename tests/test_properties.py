@@ -525,3 +525,22 @@ def test_independence_tests(x: Any, lag: Any, alpha: Any, centre: Any) -> None:
 @pytest.mark.parametrize("n", [0, 1])
 def test_repeated_values(n: int) -> None:
     assert dpcore.independence.repeated_values(np.arange(n)) == 0
+
+
+@pytest.mark.parametrize(
+    "thunk, match",
+    [
+        (lambda: dpcore.laplace_noise(3.0, 3, 1.0), "^gen must be"),
+        (lambda: dpcore.differencing_attack(3.0, "Ross"), "^table must be"),
+        (lambda: dpcore.RdpAccountant().compose(3.0), "^mechanism must have"),
+        (lambda: dpcore.attack_trial_sampler([0.0], [1.0], 3.0), "^mechanism must be callable"),
+        (lambda: dpcore.MedicalTable(3.0, (1,)), "^names must be a sequence"),
+        (lambda: dpcore.MedicalTable(("a",), [np.array([[1.0]])]), "must be 0 or 1"),
+        (lambda: dpcore.independence.UniformRecorder().mechanism([1.0, 2.0], 2, np.random.default_rng(0)), "^data"),
+        (lambda: dpcore.naive_laplace_mechanism([], 1.0), "^value must be a scalar"),
+    ],
+)
+def test_issue15_wrong_types_are_value_errors(thunk: Callable[[], Any], match: str) -> None:
+    """AttributeError and TypeError from unvalidated parameters (issue 15, section 3) are ValueErrors naming them."""
+    with pytest.raises(ValueError, match=match):
+        thunk()
