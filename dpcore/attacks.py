@@ -95,7 +95,7 @@ class MedicalTable:
             raise ValueError("every name must be a non-empty string")
         if len(set(names)) != len(names):
             raise ValueError("names must be distinct (the attacker identifies a row by name)")
-        clean = []
+        clean: list[int] = []
         for nm, bit in zip(names, bits, strict=True):
             if isinstance(bit, (bool, np.bool_)) or not isinstance(bit, numbers.Real) or bit not in (0, 1):
                 raise ValueError(f"diabetes of {nm!r} must be 0 or 1; got {bit!r}")
