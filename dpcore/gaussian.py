@@ -436,6 +436,9 @@ def gaussian_log_delta(sigma: float, sensitivity: float, epsilon: ArrayLike) -> 
     sigma = check_positive_finite("sigma", sigma)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     eps = check_nonnegative_finite_array("epsilon", epsilon)
+    if eps.ndim == 0:  # one epsilon: the scalar kernel (pure Python floats) is the fast path
+        e = float(eps)
+        return _log_delta_chi(_chi(e, sigma, sensitivity), e)[0]
     logd, _ = _log_delta_chi_array(_chi_array(eps, sigma, sensitivity), eps)
     if logd.ndim == 0:
         return float(logd)

@@ -176,7 +176,8 @@ class LaplaceMechanism(RealNoiseMechanism):
     Raises
     ------
     ValueError
-        If ``scale`` or ``sensitivity`` is not finite and > 0.
+        If ``scale`` or ``sensitivity`` is not finite and > 0, or their
+        ratio overflows the double range.
     """
 
     name: ClassVar[str] = "laplace"
@@ -185,6 +186,14 @@ class LaplaceMechanism(RealNoiseMechanism):
     scale: float
     sensitivity: float = 1.0
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not math.isfinite(self.sensitivity / self.scale):
+            raise ValueError(
+                f"sensitivity / scale overflows the double range (scale={self.scale!r}, "
+                f"sensitivity={self.sensitivity!r}): the pure epsilon would be infinite"
+            )
+
     @classmethod
     def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
         """The epsilon-DP Laplace mechanism, :math:`b = \\Delta/\\varepsilon` (:func:`dpcore.laplace_scale`)."""
@@ -192,8 +201,8 @@ class LaplaceMechanism(RealNoiseMechanism):
 
     @property
     def pure_epsilon(self) -> float:
-        r""":math:`\Delta/b`, the epsilon at :math:`\delta = 0`."""
-        return self.sensitivity / self.scale
+        r""":math:`\Delta/b`, the epsilon at :math:`\delta = 0` (rounded up to 5e-324 if it underflows)."""
+        return max(self.sensitivity / self.scale, math.ulp(0.0))
 
     def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
         """Laplace noise of scale ``scale`` (:func:`dpcore.laplace_noise`)."""

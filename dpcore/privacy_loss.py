@@ -349,7 +349,7 @@ class IntervalRatioMax:
 #: Default bound on the number of intervals laplace_max_interval_log_ratio compares per coordinate.
 MAX_INTERVALS = 5 * 10**7
 
-_INTERVAL_BLOCK = 1 << 20  # intervals evaluated per vectorised block (memory ~ 100 MB at most)
+_INTERVAL_BLOCK = 1 << 18  # intervals evaluated per vectorised block (peak memory about 40 MB)
 
 
 def laplace_max_interval_log_ratio(

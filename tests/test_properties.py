@@ -422,6 +422,8 @@ def _check_mechanism(m: Any, eps: Any, delta: Any, alpha: Any) -> None:
     r = call(m.rdp, alpha)
     if r is not None:
         assert np.all(np.asarray(r) >= 0.0) and finite(r)
+    pe = m.pure_epsilon
+    assert pe is None or 0.0 < pe < math.inf
 
 
 @fast(60)
@@ -544,3 +546,17 @@ def test_issue15_wrong_types_are_value_errors(thunk: Callable[[], Any], match: s
     """AttributeError and TypeError from unvalidated parameters (issue 15, section 3) are ValueErrors naming them."""
     with pytest.raises(ValueError, match=match):
         thunk()
+
+
+def test_registry_and_recorder() -> None:
+    """The remaining public names: the CLI registry, the seed-004 neighbours, the uniform recorder."""
+    classes = mech.mechanism_classes()
+    assert {"laplace", "gaussian", "discrete-laplace", "discrete-gaussian", "randomized-response"} <= set(classes)
+    d1, d2 = dpcore.seed_004_neighbours()
+    assert dpcore.differencing_attack(d1, "Chandler") == 1 and dpcore.differencing_attack(d2, "Chandler") == 0
+    rec = dpcore.independence.UniformRecorder()
+    with pytest.raises(ValueError, match="nothing recorded"):
+        rec.symmetric()
+    out = rec(np.random.default_rng(0), 4)
+    assert out.shape == (4,) and np.all((out >= 0) & (out < 1)) and rec.total == 4
+    assert np.all(np.abs(rec.symmetric()) < 2.0**53)
