@@ -83,7 +83,7 @@ def _abs_gap(zz: NDArray[np.float64], u: NDArray[np.float64], v: NDArray[np.floa
 
     Formed directly where it does not overflow; elsewhere as
     :math:`\operatorname{clip}(\operatorname{sign}(v-u)(u + v - 2z), -|u-v|, |u-v|)` (the same function,
-    piecewise linear) with the sum halved first, so no ``inf - inf`` arises.
+    piecewise linear) with the sum quartered first, so no ``inf - inf`` or ``0 x inf`` arises.
     """
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.array(np.abs(zz - v) - np.abs(zz - u), dtype=np.float64, ndmin=1)
@@ -93,7 +93,9 @@ def _abs_gap(zz: NDArray[np.float64], u: NDArray[np.float64], v: NDArray[np.floa
             uu, vv, z2 = (np.array(x, dtype=np.float64, ndmin=1) for x in np.broadcast_arrays(u, v, zz))
             uu, vv, z2 = uu[bad], vv[bad], z2[bad]
             width = np.abs(uu - vv)
-            out[bad] = np.clip(np.sign(vv - uu) * 2.0 * ((0.5 * uu + 0.5 * vv) - z2), -width, width)
+            quarter = (0.25 * uu + 0.25 * vv) - 0.5 * z2  # (u + v - 2z)/4: never overflows
+            slope = np.clip((4.0 * np.sign(vv - uu)) * quarter, -width, width)  # +-inf is clipped to +-width
+            out[bad] = np.where(width == 0.0, 0.0, slope)
     return np.asarray(out.reshape(shape), dtype=np.float64)
 
 

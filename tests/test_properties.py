@@ -80,7 +80,7 @@ def arg(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(valid, valid, valid, hostile)
 
 
-def fast(n: int = 40) -> Callable[[Any], Any]:
+def fast(n: int = 60) -> Callable[[Any], Any]:
     return settings(
         max_examples=n,
         deadline=None,
