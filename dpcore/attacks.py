@@ -288,7 +288,7 @@ def laplace_optimal_test_success(answers_0: ArrayLike, answers_1: ArrayLike, sca
     with np.errstate(over="ignore"):  # a shift beyond the double range: TV = 1, success 1
         shift = float(np.abs(a0 - a1).sum())
     with np.errstate(over="ignore"):  # shift / (2b) beyond the double range: e^-inf = 0, success 1
-        return float(np.clip(0.5 - 0.5 * np.expm1(-shift / (2 * b)), 0.5, 1.0))
+        return float(np.clip(0.5 - 0.5 * np.expm1(-(shift / b) / 2.0), 0.5, 1.0))
 
 
 #: How far from 1 the quadrature of each density may be before optimal_test_success_numeric refuses it.

@@ -456,3 +456,9 @@ def test_issue15_max_interval_ratio_is_bounded_and_names_loc():
     )
     assert res.log_ratio_max == pytest.approx(1.0, rel=1e-12)
     assert res.log_ratio_min == pytest.approx(-1.0, rel=1e-12)
+
+
+def test_issue15_loss_never_exceeds_its_bound_by_rounding():
+    """|z - v| - |z - u| rounded to -4 at z = 2**53 + 4, u = 0, v = 3: beyond |u - v| = 3 (found by hypothesis)."""
+    assert laplace_privacy_loss(2.0**53 + 4, 0.0, 3.0, 1.0) == -3.0
+    assert laplace_privacy_loss(-(2.0**53) - 4, 0.0, 3.0, 1.0) == 3.0
