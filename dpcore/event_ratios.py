@@ -268,8 +268,10 @@ def sample_interval_ratio_bounds(
     ValueError
         As :func:`interval_counts` and :func:`event_ratio_bounds`.
     """
-    xs = np.asarray(samples)
-    ys = np.asarray(samples_prime)
+    xs = check_finite_array("samples", samples)
+    ys = check_finite_array("samples_prime", samples_prime)  # named here: interval_counts would call it samples
+    if ys.ndim != 1 or ys.size == 0:
+        raise ValueError(f"samples_prime must be a non-empty 1-D array; got shape {ys.shape}")
     hits = interval_counts(xs, lower, upper)
     hits_prime = interval_counts(ys, lower, upper)
     return event_ratio_bounds(hits, int(xs.size), hits_prime, int(ys.size), alpha=alpha)

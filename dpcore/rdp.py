@@ -485,7 +485,8 @@ def _log_a_fractional(alpha: float, log_q: float, log_1mq: float, s2: float) -> 
     def excess(z: float) -> float:  # phi(z) (m^alpha - 1 - alpha (m - 1)), m - 1 = w
         arg = (2.0 * z - 1.0) / (2.0 * s2)
         log_phi = -z * z / (2.0 * s2) - 0.5 * math.log(2.0 * math.pi * s2)
-        if arg > 30.0:  # w = q expm1(arg) is huge: g = (1+w)^a (1 - (a w + 1)/(1+w)^a) in logs (no overflow)
+        # w = q expm1(arg); where (1+w)^a could overflow, g = (1+w)^a (1 - (a w + 1)/(1+w)^a) in logs
+        if arg > 30.0 or (arg > 0.0 and alpha * math.log1p(q * math.expm1(arg)) > 50.0):
             lw = log_q + arg + math.log1p(-math.exp(-arg))
             big = alpha * _log1p_exp(lw)  # alpha log(1 + w)
             gap = _log1p_exp(math.log(alpha) + lw) - big  # log(alpha w + 1) - alpha log(1 + w) < 0

@@ -462,3 +462,10 @@ def test_issue15_loss_never_exceeds_its_bound_by_rounding():
     """|z - v| - |z - u| rounded to -4 at z = 2**53 + 4, u = 0, v = 3: beyond |u - v| = 3 (found by hypothesis)."""
     assert laplace_privacy_loss(2.0**53 + 4, 0.0, 3.0, 1.0) == -3.0
     assert laplace_privacy_loss(-(2.0**53) - 4, 0.0, 3.0, 1.0) == 3.0
+
+
+def test_sample_interval_ratio_bounds_names_samples_prime():
+    from dpcore.event_ratios import sample_interval_ratio_bounds
+
+    with pytest.raises(ValueError, match="samples_prime"):
+        sample_interval_ratio_bounds(np.zeros(10), [np.nan, 1.0], [0.0], [1.0])

@@ -451,3 +451,20 @@ def test_issue15_renyi_divergence_order_limit():
         dpcore.renyi_divergence(stats.norm(0, 1).logpdf, 3.0, 2.0)
     with pytest.raises(ValueError, match="^rdp must be representable"):
         dpcore.rdp_to_dp([2.0], [10**400], 1e-5)
+
+
+@pytest.mark.parametrize(
+    "sigma, q, alpha", [(2.0, 0.01, 36.854481138743466), (10.0, 0.0316, 300.7), (1.0, 0.001, 150.3)]
+)
+def test_subsampled_fractional_orders_where_the_power_would_overflow(sigma, q, alpha):
+    """(1 + w)^alpha overflowed a double inside the excess integrand (found by the CLI property tests)."""
+    import mpmath as mp
+
+    with mp.workdps(40):
+        s, qq, a = mp.mpf(sigma), mp.mpf(q), mp.mpf(alpha)
+        val = mp.quad(
+            lambda z: mp.npdf(z, 0, s) * (1 - qq + qq * mp.exp((2 * z - 1) / (2 * s**2))) ** a,
+            [-mp.inf, 0, 0.5, alpha, mp.inf],
+        )
+        ref = float(mp.log(val) / (a - 1))
+    assert dpcore.subsampled_gaussian_rdp(alpha, sigma, q) == pytest.approx(ref, rel=1e-9)
