@@ -107,7 +107,7 @@ _Profile = Callable[[float], float]
 MAX_FFT_LENGTH = 1 << 26
 
 #: Epsilons below it are bracketed to ``relative_width`` times it (an absolute width), not relative to themselves.
-EPSILON_FLOOR = 0.01
+EPSILON_FLOOR = 0.1
 
 #: Smallest delta the accountant answers for: below it the FFT's rounding (about 1e-13 absolute) would matter.
 MIN_DELTA = 1e-10
@@ -139,6 +139,10 @@ class PrivacyLoss:
         Set when :math:`L \sim N(m, 2m)` with this :math:`m` (a Gaussian
         mechanism): such losses compose in closed form (their sum is
         :math:`N(\sum m_j, 2\sum m_j)`), which the accountant uses.
+    lattice : float, optional
+        Every atom of the law is an integer multiple of it (``None``: no
+        atoms, or none known). Connect-the-dots is exact at atoms on its grid,
+        so the accountant chooses steps that divide it.
     """
 
     cdf: CDF
@@ -151,6 +155,7 @@ class PrivacyLoss:
     q_cdf: CDF | None = None
     q_sf: CDF | None = None
     gaussian_mean: float | None = None
+    lattice: float | None = None
 
     def delta(self, epsilon: float) -> float:
         r"""The profile of this loss alone, by quadrature.
@@ -270,7 +275,7 @@ def laplace_privacy_loss_law(epsilon0: float) -> PrivacyLoss:
         mid = 0.5 * np.exp(-(np.clip(x, -e0, e0) + e0) / 2.0)
         return np.where(x < -e0, 1.0, np.where(x >= e0, 0.0, mid))
 
-    return PrivacyLoss(cdf, sf, partial_mean, -e0, e0, 0.0, f"Laplace, epsilon0 = {e0:g}", q_cdf, q_sf)
+    return PrivacyLoss(cdf, sf, partial_mean, -e0, e0, 0.0, f"Laplace, epsilon0 = {e0:g}", q_cdf, q_sf, lattice=e0)
 
 
 def atomic_privacy_loss(values: ArrayLike, masses: ArrayLike, name: str = "") -> PrivacyLoss:
@@ -316,7 +321,14 @@ def atomic_privacy_loss(values: ArrayLike, masses: ArrayLike, name: str = "") ->
         i = np.searchsorted(v, np.asarray(x, dtype=float), side="right")
         return np.where(i < v.size, q_tail[np.minimum(i, v.size - 1)], 0.0)
 
-    return PrivacyLoss(cdf, sf, partial_mean, float(v[0]), float(v[-1]), 0.0, name, q_cdf, q_sf)
+    nonzero = np.abs(v[v != 0.0])
+    lattice = None
+    if nonzero.size:  # the atoms' common spacing, if the smallest nonzero |value| divides them all
+        g = float(nonzero.min())
+        ratios = v / g
+        if np.all(np.abs(ratios - np.round(ratios)) <= 1e-9 * np.maximum(1.0, np.abs(ratios))):
+            lattice = g
+    return PrivacyLoss(cdf, sf, partial_mean, float(v[0]), float(v[-1]), 0.0, name, q_cdf, q_sf, lattice=lattice)
 
 
 def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss, PrivacyLoss]:
@@ -337,9 +349,11 @@ def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss,
     Raises
     ------
     ValueError
-        If ``s`` is not finite and > 0, or ``q`` is not in (0, 1].
+        If ``s`` is not in [1e-100, 1e100], or ``q`` is not in (0, 1].
     """
     s = check_positive_finite("s", s)
+    if not 1e-100 <= s <= 1e100:
+        raise ValueError(f"s = sigma / sensitivity must lie in [1e-100, 1e100] (s^2 in the doubles); got {s}")
     q = check_positive_finite("q", q)
     if q > 1.0:
         raise ValueError(f"q must lie in (0, 1]; got {q}")
@@ -786,8 +800,8 @@ class PldAccountant:
     relative_width : float
         Target width of the epsilon bracket, relative to its lower end
         (default 1e-3); the grid is refined until it is met. Below an
-        epsilon of :data:`EPSILON_FLOOR` (0.01) the width is relative to that
-        floor instead (at most ``1e-5`` absolute by default), so that a query
+        epsilon of :data:`EPSILON_FLOOR` (0.1) the width is relative to that
+        floor instead (at most ``1e-4`` absolute by default), so that a query
         whose answer is near 0 does not ask for an unbounded grid. ``math.inf``
         accepts any width.
     value_discretization : float, optional
@@ -795,7 +809,9 @@ class PldAccountant:
         for ``relative_width`` is an error, not a silently wide bracket. Not
         used when only Gaussian mechanisms are composed (closed form, no grid).
     eta_fraction : float
-        The bracket's failure mass :math:`\eta` as a fraction of the queried delta (default 1e-4).
+        The bracket's failure mass :math:`\eta` as a fraction of the queried delta (default 1e-6: small,
+        so that its shift of the lower end stays inside the width even at a large delta; Hoeffding's t
+        grows only like :math:`\sqrt{\log(1/\eta)}`).
     closed_form : bool
         Compose Gaussian mechanisms in closed form (default): merged into one
         loss before discretising, and answered exactly when nothing else is
@@ -817,7 +833,7 @@ class PldAccountant:
 
     relative_width: float = 1e-3
     value_discretization: float | None = None
-    eta_fraction: float = 1e-4
+    eta_fraction: float = 1e-6
     closed_form: bool = True
     _parts: list[tuple[HasPrivacyLoss, int]] = field(default_factory=list, repr=False)
 
@@ -913,6 +929,20 @@ class PldAccountant:
             uppers.append(_inverse(profile, delta - mass, -1e4, 1e4))
         return min(max(max(uppers), 0.0), self._largest_loss())
 
+    def _snap(self, h: float) -> float:
+        """The largest step <= ``h`` that divides the atoms' common spacing, if there is one and it is >= ``h``.
+
+        Atoms on the grid are split exactly by connect-the-dots; atoms between grid points cost an error of
+        the order of the step (not its square). Without a common spacing (or one finer than ``h``), ``h``.
+        """
+        spacings = {loss.lattice for parts, mean in self._directions() for loss, _ in parts if loss.lattice is not None}
+        if not spacings:
+            return h
+        g = max(spacings)
+        if any(abs(x - g) > 1e-12 * g for x in spacings) or g < h:
+            return h
+        return g / math.ceil(g / h)
+
     def _largest_loss(self) -> float:
         r"""The largest value the composed loss can take (every part at its supremum), over the directions.
 
@@ -944,7 +974,11 @@ class PldAccountant:
             return self._dots_upper(1e-2, delta), 1e-2
         tol = self.relative_width / 100.0
         h = 0.01 * math.sqrt(self.relative_width * max(estimate, EPSILON_FLOOR))  # error ~ h^2: step ~ sqrt(accuracy)
-        coarse_h, coarse = 2.0 * h, self._dots_upper(2.0 * h, delta)
+        h = self._snap(h)
+        coarse_h = self._snap(2.0 * h)
+        if coarse_h < 1.2 * h:  # no coarser step divides the atoms' spacing: compare with an unaligned one
+            coarse_h = 2.0 * h
+        coarse = self._dots_upper(coarse_h, delta)
         for _ in range(12):
             fine = self._dots_upper(h, delta)
             error = abs(coarse - fine) / ((coarse_h / h) ** 2 - 1.0)
@@ -952,13 +986,20 @@ class PldAccountant:
             if error <= tol * scale:
                 return min(coarse, fine), h
             aim = 0.8 * h * math.sqrt(tol * scale / error)
-            coarse_h, coarse, h = h, fine, min(h / 2.0, max(h / 16.0, aim))
+            coarse_h, coarse, h = h, fine, self._snap(min(h / 2.0, max(h / 16.0, aim)))
         raise ValueError(
             f"the connect-the-dots bound did not settle to relative width {self.relative_width:g}; "
             "ask for a larger relative_width"
         )
 
-    def _bracket_at(self, h: float, delta: float, dots_upper: float = math.inf, dots_step: float = 0.0) -> PldBracket:
+    def _bracket_at(
+        self, h: float, delta: float, dots_upper: float = math.inf, dots_step: float = 0.0, with_dots: bool = False
+    ) -> PldBracket:
+        if with_dots:
+            snapped = self._snap(h)
+            here = self._dots_upper(snapped, delta)
+            if here < dots_upper:
+                dots_upper, dots_step = here, snapped
         runs = self._run(h, self.eta_fraction * delta)
         eta = max(r.eta for r in runs)
         if eta >= delta:
@@ -1015,8 +1056,9 @@ class PldAccountant:
         # With the connect-the-dots upper end (close to the truth) the lower end may use ~all of the width.
         share = 0.9 if math.isfinite(dots) else 0.4
         h = self._initial_step(delta, min(estimate, dots), share)
-        for _ in range(8):
-            br = self._bracket_at(h, delta, dots, dots_step)
+        for attempt in range(8):
+            # after a first miss, connect-the-dots is recomputed at the bracket's (finer) step too
+            br = self._bracket_at(h, delta, dots, dots_step, with_dots=attempt > 0 and math.isfinite(dots))
             width, goal = br.upper - br.lower, self.relative_width * max(br.lower, EPSILON_FLOOR)
             if width <= goal or br.upper == 0.0:
                 return br
