@@ -209,7 +209,7 @@ def _never_called(data, size, rng):
     "kwargs,match",
     [
         (dict(n_samples=10**12), "n_samples = 1,000,000,000,000 exceeds the limit max_samples = 1,000,000,000"),
-        (dict(n_samples=2**63), "max_samples"),
+        (dict(n_samples=2**63), "n_samples must be an integer <= 9223372036854775807"),  # beyond int64: refused first
         (dict(n_samples=1001, max_samples=1000), "pass max_samples=1001"),
         (dict(n_samples=100, bins=10**9), "bins = 1,000,000,000 exceeds the limit max_bins"),
         (dict(n_samples=100, bins=5000, max_bins=4096), "pass max_bins=5000"),
