@@ -228,8 +228,8 @@ def count_datasets(
 ) -> int:
     r"""Number of data sets with sizes in ``[min_size, max_size]`` over ``universe_size`` records.
 
-    .. math:: \sum_{m} inom{u+m-1}{m} = inom{u+M}{M} - inom{u+m_0-1}{m_0-1} \ 	ext{(multisets)}
-              \quad	ext{or}\quad \sum_m u^m = rac{u^{M+1} - u^{m_0}}{u-1} \ 	ext{(sequences)}
+    .. math:: \sum_{m} \binom{u+m-1}{m} = \binom{u+M}{M} - \binom{u+m_0-1}{m_0-1} \ \text{(multisets)}
+              \quad\text{or}\quad \sum_m u^m = \frac{u^{M+1} - u^{m_0}}{u-1} \ \text{(sequences)}
 
     computed in closed form (the hockey-stick identity; a geometric sum), so
     the time does not grow with the number of sizes. The time to form the
