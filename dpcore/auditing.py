@@ -64,14 +64,14 @@ Integer histograms add exactly, so the result for a given seed is identical
 whatever ``executor`` (serial, a process pool, or a Dask cluster through
 ``dask.distributed.Client.get_executor()``) and however many workers it has;
 so the chunks of each phase are grouped into tasks sized for the executor's
-workers (whole rounds of equal tasks, :func:`dpcore._engine.balanced_tasks`),
+workers (whole rounds of equal tasks, ``dpcore._engine.balanced_tasks``),
 and at most a few tasks per worker are in flight. What stays serial is the
 pilot chunk and the event selection, whose Clopper--Pearson scores are
-searched by branch and bound (:func:`_best_threshold`).
+searched by branch and bound (``_best_threshold``).
 ``benchmarks/results/audit.md`` measures the rate on each executor.
 
-Limits
-------
+Limits of the auditor
+---------------------
 ``n_samples <= max_samples`` (default 10^9 per side), ``bins <= max_bins``
 (default 65,536), ``chunk_size <= 2**24`` and at most
 ``max(1024, max_samples // 1024)`` chunks per side are checked before any
@@ -617,7 +617,7 @@ class _Streams:
         """Counts of ``counter`` over every chunk of ``phase`` on both sides (chunk 0 skipped if ``skip_first``).
 
         Integer counts add exactly, so the chunks are grouped in tasks sized
-        for the executor's workers (:func:`dpcore._engine.balanced_tasks`)
+        for the executor's workers (``dpcore._engine.balanced_tasks``)
         without changing the result.
         """
         start = 1 if skip_first else 0
