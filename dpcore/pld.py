@@ -278,6 +278,22 @@ def laplace_privacy_loss_law(epsilon0: float) -> PrivacyLoss:
     return PrivacyLoss(cdf, sf, partial_mean, -e0, e0, 0.0, f"Laplace, epsilon0 = {e0:g}", q_cdf, q_sf, lattice=e0)
 
 
+def _step_functions(v: NDArray[np.float64], m: NDArray[np.float64]) -> tuple[CDF, CDF]:
+    """``(cdf, sf)`` of masses ``m`` at sorted atoms ``v``: ``sum m[v <= x]`` and ``sum m[v > x]``."""
+    cum = np.cumsum(m)
+    tail = np.cumsum(m[::-1])[::-1]  # tail[i] = mass at v_i and above
+
+    def cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        i = np.searchsorted(v, np.asarray(x, dtype=float), side="right")
+        return np.where(i > 0, cum[np.maximum(i - 1, 0)], 0.0)
+
+    def sf(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        i = np.searchsorted(v, np.asarray(x, dtype=float), side="right")
+        return np.where(i < v.size, tail[np.minimum(i, v.size - 1)], 0.0)
+
+    return cdf, sf
+
+
 def atomic_privacy_loss(values: ArrayLike, masses: ArrayLike, name: str = "") -> PrivacyLoss:
     """A loss with finitely many atoms (randomised response, the discrete Laplace mechanism).
 
@@ -295,31 +311,13 @@ def atomic_privacy_loss(values: ArrayLike, masses: ArrayLike, name: str = "") ->
         raise ValueError("values must be finite and masses non-negative, summing to 1")
     order = np.argsort(v)
     v, m = v[order], m[order]
-    cum = np.cumsum(m)
-    tail = np.cumsum(m[::-1])[::-1]  # tail[i] = P(L >= v_i)
-
-    def cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        i = np.searchsorted(v, np.asarray(x, dtype=float), side="right")
-        return np.where(i > 0, cum[np.maximum(i - 1, 0)], 0.0)
-
-    def sf(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        i = np.searchsorted(v, np.asarray(x, dtype=float), side="right")
-        return np.where(i < v.size, tail[np.minimum(i, v.size - 1)], 0.0)
+    cdf, sf = _step_functions(v, m)
 
     def partial_mean(a: float, b: float) -> float:
         inside = (v > a) & (v <= b)
         return float(np.sum(v[inside] * m[inside]))
 
-    qm = m * np.exp(-v)  # Q's masses at the same atoms
-    q_cum, q_tail = np.cumsum(qm), np.cumsum(qm[::-1])[::-1]
-
-    def q_cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        i = np.searchsorted(v, np.asarray(x, dtype=float), side="right")
-        return np.where(i > 0, q_cum[np.maximum(i - 1, 0)], 0.0)
-
-    def q_sf(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        i = np.searchsorted(v, np.asarray(x, dtype=float), side="right")
-        return np.where(i < v.size, q_tail[np.minimum(i, v.size - 1)], 0.0)
+    q_cdf, q_sf = _step_functions(v, m * np.exp(-v))  # Q's masses at the same atoms
 
     nonzero = np.abs(v[v != 0.0])
     lattice = None
