@@ -73,11 +73,12 @@ a composition of Gaussians alone is answered by the closed form
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -469,8 +470,12 @@ class _Discrete:
     tail: float  # the probability that the loss falls outside the discretised range
 
 
+@functools.lru_cache(maxsize=64)
 def _truncation(loss: PrivacyLoss, tau: float) -> tuple[float, float]:
-    """Points ``lo < hi`` with ``P(L <= lo) <= tau`` and ``P(hi < L < inf) <= tau`` (bisection on cdf and sf)."""
+    """Points ``lo < hi`` with ``P(L <= lo) <= tau`` and ``P(hi < L < inf) <= tau`` (bisection on cdf and sf).
+
+    Cached: a query discretises the same laws at several steps, with the same ``tau``.
+    """
 
     def search(f: Callable[[float], float], a: float, b: float, increasing: bool) -> float:
         # the returned end keeps its property at every iteration; 60 halvings locate it far below any grid step
@@ -755,9 +760,10 @@ class PldBracket:
     """An epsilon (or delta) bracket from the PLD accountant, with how it was obtained.
 
     ``method`` is ``"pld"`` (discretised and composed on a grid of step
-    ``value_discretization``) or ``"exact-gaussian"`` (only Gaussian mechanisms:
-    the closed form, no grid; ``lower`` and ``upper`` are then the two sides of
-    the root of the exact profile).
+    ``value_discretization``), ``"exact-gaussian"`` (only Gaussian mechanisms:
+    the closed form, no grid) or ``"exact"`` (one release of one mechanism:
+    its own exact profile); for the last two ``lower`` and ``upper`` are the
+    two sides of the root of the exact profile.
     """
 
     lower: float
@@ -769,6 +775,18 @@ class PldBracket:
     directions: int
     method: str = "pld"
     connect_dots_step: float = 0.0
+
+
+def _exact_bracket(mechanism: Any, delta: float, directions: int, method: str) -> PldBracket:
+    """``[lower, upper]`` around the root of a mechanism's exact profile: ``upper = mechanism.epsilon(delta)``."""
+    upper = float(mechanism.epsilon(delta))  # rounded so that delta(upper) <= delta
+    lower = upper
+    step = 1e-12 * max(upper, 1e-300)
+    while lower > 0.0 and float(mechanism.delta(max(lower - step, 0.0))) <= delta:
+        lower = max(lower - step, 0.0)
+        step *= 2.0
+    lower = max(lower - step, 0.0)  # delta(lower) > delta: the true epsilon is above it
+    return PldBracket(lower, upper, 0.0, 0.0, 0.0, 0, directions, method=method)
 
 
 @dataclass
@@ -805,16 +823,17 @@ class PldAccountant:
     value_discretization : float, optional
         Fix the grid step :math:`h` instead (no refinement); a step too coarse
         for ``relative_width`` is an error, not a silently wide bracket. Not
-        used when only Gaussian mechanisms are composed (closed form, no grid).
+        used where a closed form answers (see ``closed_form``).
     eta_fraction : float
         The bracket's failure mass :math:`\eta` as a fraction of the queried delta (default 1e-6: small,
         so that its shift of the lower end stays inside the width even at a large delta; Hoeffding's t
         grows only like :math:`\sqrt{\log(1/\eta)}`).
     closed_form : bool
-        Compose Gaussian mechanisms in closed form (default): merged into one
-        loss before discretising, and answered exactly when nothing else is
-        composed. ``False`` discretises them like any other loss (to check the
-        grid against the closed form).
+        Use closed forms where they exist (default): Gaussian mechanisms are
+        merged into one loss before discretising, and answered exactly when
+        nothing else is composed; one release of one mechanism is answered
+        from its own exact profile. ``False`` discretises every loss (to check
+        the grid against the closed forms).
 
     Raises
     ------
@@ -834,6 +853,8 @@ class PldAccountant:
     eta_fraction: float = 1e-6
     closed_form: bool = True
     _parts: list[tuple[HasPrivacyLoss, int]] = field(default_factory=list, repr=False)
+    _laws: list[tuple[list[tuple[PrivacyLoss, int]], float]] | None = field(default=None, repr=False, compare=False)
+    _parts_cache: list[list[tuple[PrivacyLoss, int]]] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.relative_width = _real("relative_width", self.relative_width)
@@ -858,6 +879,7 @@ class PldAccountant:
         if not callable(getattr(mechanism, "privacy_losses", None)):
             raise ValueError(f"mechanism must have privacy_losses() (a dpcore mechanism); got {mechanism!r}")
         self._parts.append((mechanism, count))
+        self._laws = self._parts_cache = None
         return self
 
     @property
@@ -870,8 +892,15 @@ class PldAccountant:
 
         A symmetric mechanism's one loss goes into every direction. Gaussian
         losses :math:`N(m_j, 2m_j)` are merged into one, :math:`N(\sum_j k_j m_j, 2\sum_j k_j m_j)`
-        (independent normals), before any discretisation.
+        (independent normals), before any discretisation. Computed once per
+        composition (:meth:`compose` clears it): a query discretises the same
+        laws at several steps.
         """
+        if self._laws is None:
+            self._laws = self._build_directions()
+        return self._laws
+
+    def _build_directions(self) -> list[tuple[list[tuple[PrivacyLoss, int]], float]]:
         laws = [(m.privacy_losses(), k) for m, k in self._parts]
         n_dir = max((len(ls) for ls, _ in laws), default=1)
         out = []
@@ -884,19 +913,23 @@ class PldAccountant:
             out.append(([(loss, k) for loss, k in losses if loss.gaussian_mean is None], float(mean)))
         return out
 
-    @staticmethod
-    def _with_gaussian(parts: list[tuple[PrivacyLoss, int]], mean: float) -> list[tuple[PrivacyLoss, int]]:
-        return parts + [(gaussian_privacy_loss(mean), 1)] if mean > 0.0 else parts
+    def _discretised(self) -> list[list[tuple[PrivacyLoss, int]]]:
+        """Per direction, every loss that is discretised: the non-Gaussian ones and the merged Gaussian."""
+        if self._parts_cache is None:
+            self._parts_cache = [
+                parts + [(gaussian_privacy_loss(mean), 1)] if mean > 0.0 else parts
+                for parts, mean in self._directions()
+            ]
+        return self._parts_cache
 
     def _discretised_count(self) -> int:
         """The number of losses that are discretised (merged Gaussians count once): Hoeffding's K."""
-        return max(sum(k for loss, k in self._with_gaussian(parts, mean)) for parts, mean in self._directions())
+        return max(sum(k for _, k in parts) for parts in self._discretised())
 
     def _run(self, h: float, eta_target: float, dots: bool = False) -> list[_DirectionRun]:
         """Discretise and compose every direction at step ``h``: mean-matched, and connect-the-dots if asked."""
         out = []
-        for parts, mean in self._directions():
-            parts = self._with_gaussian(parts, mean)
+        for parts in self._discretised():
             total = sum(k for _, k in parts)
             tau = eta_target / (4.0 * total)  # each part's truncation
             tau_fft = eta_target / 8.0
@@ -920,12 +953,13 @@ class PldAccountant:
 
     def _dots_upper(self, h: float, delta: float) -> float:
         """The connect-the-dots upper bound on epsilon at step ``h`` (the largest over the directions)."""
+        return max(self._dots_direction_upper(d, h, delta) for d in range(len(self._discretised())))
+
+    def _dots_direction_upper(self, direction: int, h: float, delta: float) -> float:
+        """Connect-the-dots upper bound on epsilon at step ``h`` for one direction, capped by the largest loss."""
         eta = 1e-3 * self.eta_fraction * delta  # truncation and FFT window only: far below the bracket's eta
-        uppers = []
-        for parts, mean in self._directions():
-            profile, mass = _dots_direction(self._with_gaussian(parts, mean), h, eta)
-            uppers.append(_inverse(profile, delta - mass, -1e4, 1e4))
-        return min(max(max(uppers), 0.0), self._largest_loss())
+        profile, mass = _dots_direction(self._discretised()[direction], h, eta)
+        return min(max(_inverse(profile, delta - mass, -1e4, 1e4), 0.0), self._largest_loss())
 
     def _snap(self, h: float) -> float:
         """The largest step <= ``h`` that divides the atoms' common spacing, if there is one and it is >= ``h``.
@@ -948,23 +982,26 @@ class PldAccountant:
         it: the grid may put a loss up to one step above its true supremum, and this keeps a pure-DP
         composition's answer at or below its basic-composition value.
         """
-        return max(
-            sum(k * loss.upper for loss, k in self._with_gaussian(parts, mean)) for parts, mean in self._directions()
-        )
+        return max(sum(k * loss.upper for loss, k in parts) for parts in self._discretised())
 
     def _dots_epsilon(self, delta: float, estimate: float) -> tuple[float, float]:
         """Connect-the-dots upper bound, refined: (epsilon, step).
 
-        Every value is a certified upper bound and the smallest computed is
-        returned. Its error falls like the square of the step, which the
-        refinement uses: from the values at two steps :math:`h_c > h_f`,
-        :math:`|U(h_c) - U(h_f)|/((h_c/h_f)^2 - 1)` estimates the error of
-        :math:`U(h_f)`; the step shrinks (by 2 to 16 at a time, aiming at the
-        goal) until that estimate is at most ``relative_width / 100`` of the
-        answer. The estimate is a heuristic for tightness, not a certificate:
+        Every value is a certified upper bound for its direction, so the
+        answer is the largest over the directions of each direction's smallest
+        value, whatever step each was computed at. Its error falls like the
+        square of the step, which the refinement uses: from the values at two
+        steps :math:`h_c > h_f`, :math:`|U(h_c) - U(h_f)|/((h_c/h_f)^2 - 1)`
+        estimates the error of :math:`U(h_f)`; the direction that decides the
+        answer is refined (the step shrinks by 2 to 16 at a time, aiming at
+        the goal) until that estimate is at most ``relative_width / 100`` of the
+        answer. A direction whose bound lies below the deciding one is left at
+        its coarse step: refining it could only lower a value that does not
+        count. The estimate is a heuristic for tightness, not a certificate:
         :meth:`epsilon_bracket` certifies it. The first step is
         ``0.01 sqrt(relative_width * estimate)`` (``estimate`` an upper estimate
-        of epsilon), compared with twice that.
+        of epsilon), compared with twice that. The returned step is the finest
+        step of the deciding direction.
         """
         if self.value_discretization is not None:
             return self._dots_upper(self.value_discretization, delta), self.value_discretization
@@ -976,15 +1013,24 @@ class PldAccountant:
         coarse_h = self._snap(2.0 * h)
         if coarse_h < 1.2 * h:  # no coarser step divides the atoms' spacing: compare with an unaligned one
             coarse_h = 2.0 * h
-        coarse = self._dots_upper(coarse_h, delta)
-        for _ in range(12):
-            fine = self._dots_upper(h, delta)
-            error = abs(coarse - fine) / ((coarse_h / h) ** 2 - 1.0)
-            scale = max(fine, EPSILON_FLOOR)
-            if error <= tol * scale:
-                return min(coarse, fine), h
-            aim = 0.8 * h * math.sqrt(tol * scale / error)
-            coarse_h, coarse, h = h, fine, self._snap(min(h / 2.0, max(h / 16.0, aim)))
+        first_h = h
+        # per direction: [(step, value), ...] from coarse to fine
+        runs = [[(coarse_h, self._dots_direction_upper(d, coarse_h, delta))] for d in range(len(self._discretised()))]
+        for _ in range(13 * len(runs)):
+            best = [min(v for _, v in r) for r in runs]
+            d = int(np.argmax(best))
+            answer, scale = best[d], max(best[d], EPSILON_FLOOR)
+            if len(runs[d]) >= 2:
+                (coarse_h, coarse), (h, fine) = runs[d][-2:]
+                error = abs(coarse - fine) / ((coarse_h / h) ** 2 - 1.0)
+                if error <= tol * scale:
+                    return answer, h
+                h = self._snap(min(h / 2.0, max(h / 16.0, 0.8 * h * math.sqrt(tol * scale / error))))
+            else:
+                h = first_h
+            if len(runs[d]) > 12:
+                break
+            runs[d].append((h, self._dots_direction_upper(d, h, delta)))
         raise ValueError(
             f"the connect-the-dots bound did not settle to relative width {self.relative_width:g}; "
             "ask for a larger relative_width"
@@ -1009,23 +1055,30 @@ class PldAccountant:
         t, n = max(r.t for r in runs), max(r.fft_length for r in runs)
         return PldBracket(lower, min(upper, dots_upper), h, t, eta, n, len(runs), connect_dots_step=dots_step)
 
-    def _exact_gaussian(self, delta: float) -> PldBracket | None:
-        """Only Gaussian mechanisms composed: their composition is one Gaussian, answered in closed form."""
-        directions = self._directions()
-        if any(parts for parts, _ in directions):
-            return None
-        mean = max(m for _, m in directions)
-        from .gaussian import gaussian_delta, gaussian_epsilon
+    def _exact(self, delta: float) -> PldBracket | None:
+        """The closed-form answer where there is one (``closed_form=True``), else ``None``.
 
-        mu = math.sqrt(2.0 * mean)  # N(m, 2m) is the loss of a Gaussian mechanism with sensitivity/sigma = sqrt(2m)
-        upper = float(gaussian_epsilon(1.0, delta, sensitivity=mu))  # rounded so that delta(upper) <= delta
-        lower = upper
-        step = 1e-12 * max(upper, 1e-300)
-        while lower > 0.0 and float(gaussian_delta(1.0, mu, max(lower - step, 0.0))) <= delta:
-            lower = max(lower - step, 0.0)
-            step *= 2.0
-        lower = max(lower - step, 0.0)  # delta(lower) > delta: the true epsilon is above it
-        return PldBracket(lower, upper, 0.0, 0.0, 0.0, 0, len(directions), method="exact-gaussian")
+        Only Gaussian mechanisms: their composition is one Gaussian
+        (``method="exact-gaussian"``). One release of one dpcore mechanism:
+        its own exact profile (``method="exact"``). In both cases ``upper`` is
+        the mechanism's ``epsilon(delta)`` (rounded so that the profile there is
+        at most ``delta``) and ``lower`` the nearest point below where the
+        profile exceeds ``delta``.
+        """
+        if not self.closed_form:
+            return None
+        directions = self._directions()
+        if not any(parts for parts, _ in directions):
+            from .mechanisms import GaussianMechanism
+
+            # N(m, 2m) is the loss of a Gaussian mechanism with sensitivity/sigma = sqrt(2m)
+            gauss = GaussianMechanism(1.0, math.sqrt(2.0 * max(m for _, m in directions)))
+            return _exact_bracket(gauss, delta, len(directions), "exact-gaussian")
+        from .mechanisms import Mechanism
+
+        if len(self._parts) == 1 and self._parts[0][1] == 1 and isinstance(self._parts[0][0], Mechanism):
+            return _exact_bracket(self._parts[0][0], delta, len(directions), "exact")
+        return None
 
     def epsilon_bracket_details(self, delta: float) -> PldBracket:
         """The epsilon bracket at ``delta`` with how it was obtained (grid step, Hoeffding t, eta, FFT length).
@@ -1037,7 +1090,7 @@ class PldAccountant:
             :data:`MAX_FFT_LENGTH`.
         """
         delta = self._check_delta(delta)
-        exact = self._exact_gaussian(delta)
+        exact = self._exact(delta)
         if exact is not None:
             return exact
         estimate = self._rdp_estimate(delta)
@@ -1098,7 +1151,7 @@ class PldAccountant:
     def epsilon(self, delta: float) -> float:
         """A certified upper bound on epsilon at ``delta``, without the lower end (faster than the bracket).
 
-        Only Gaussian mechanisms: the closed form. Otherwise, where every
+        Only Gaussian mechanisms, or one release: the closed form. Otherwise, where every
         composed loss has its law under Q and no fixed ``value_discretization``
         was given, the refined connect-the-dots bound (see :meth:`_dots_epsilon`);
         else the upper end of :meth:`epsilon_bracket`. The upper end of
@@ -1110,7 +1163,7 @@ class PldAccountant:
             As :meth:`epsilon_bracket_details`.
         """
         delta = self._check_delta(delta)
-        exact = self._exact_gaussian(delta)
+        exact = self._exact(delta)
         if exact is not None:
             return exact.upper
         if self._has_dots() and self.value_discretization is None:

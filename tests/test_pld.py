@@ -86,8 +86,23 @@ def test_laplace_and_discrete_laplace_single_release_brackets_contain_their_exac
         dpcore.LaplaceMechanism(0.3, 2.0),
         dpcore.DiscreteLaplaceMechanism(3, 4),
     ):
-        lo, hi = dpcore.PldAccountant().compose(mech).epsilon_bracket(1e-4)
+        lo, hi = dpcore.PldAccountant(closed_form=False).compose(mech).epsilon_bracket(1e-4)  # on the grid
         assert lo <= mech.epsilon(1e-4) <= hi
+
+
+@pytest.mark.parametrize(
+    "mech",
+    [dpcore.LaplaceMechanism(1.0), dpcore.RandomizedResponse(0.7), dpcore.SubsampledGaussianMechanism(0.8, 0.2)],
+)
+def test_one_release_is_answered_by_its_exact_profile(mech):
+    acc = dpcore.PldAccountant().compose(mech)
+    br = acc.epsilon_bracket_details(1e-5)
+    assert br.method == "exact" and br.upper == mech.epsilon(1e-5) == acc.epsilon(1e-5)
+    assert float(mech.delta(br.upper)) <= 1e-5 < float(mech.delta(br.lower)) and br.upper - br.lower < 1e-9
+    grid = dpcore.PldAccountant(closed_form=False).compose(mech).epsilon_bracket(1e-5)
+    assert grid[0] <= br.upper <= grid[1]
+    # two releases are a composition: no closed form, the grid answers
+    assert dpcore.PldAccountant().compose(mech, 2).epsilon_bracket_details(1e-5).method == "pld"
 
 
 def test_laplace_composition_sits_between_its_lower_bracket_and_the_rdp_bound():
@@ -198,7 +213,9 @@ def test_bad_input_is_refused_with_the_parameter_named():
         (lambda: dpcore.SubsampledGaussianMechanism(1.0, 0.0), "sampling_rate"),
         (lambda: dpcore.SubsampledGaussianMechanism(0.0, 0.1), "sigma"),
         (
-            lambda: dpcore.PldAccountant(value_discretization=1e-9).compose(dpcore.LaplaceMechanism(1.0)).epsilon(1e-5),
+            lambda: (
+                dpcore.PldAccountant(value_discretization=1e-9).compose(dpcore.LaplaceMechanism(1.0), 2).epsilon(1e-5)
+            ),
             "value_discretization",
         ),
     ]
