@@ -12,9 +12,11 @@ Three subcommands, built on the same tested functions as the book:
 ``account``
     The :math:`(\varepsilon, \delta)` guarantee after ``k`` releases of any
     mechanism of :mod:`dpcore.mechanisms` (``--mechanism NAME`` and one option
-    per field of its class): the RDP accountant's epsilon and best order
-    (:class:`dpcore.RdpAccountant`, Mironov 2017) and, beside it, the exact
-    answer where the mechanism knows one (:meth:`dpcore.mechanisms.Mechanism.self_composition`:
+    per field of its class): the tightest certified upper bound on epsilon
+    (``epsilon``, with ``method``) among the PLD accountant's bracket
+    (:class:`dpcore.PldAccountant`), the RDP accountant's epsilon and best order
+    (:class:`dpcore.RdpAccountant`, Mironov 2017), the exact answer where the
+    mechanism knows one (:meth:`dpcore.mechanisms.Mechanism.self_composition`:
     ``k`` Gaussians are one Gaussian of sensitivity :math:`\sqrt{k}\Delta`) and
     basic composition :math:`k\varepsilon_0` for pure-DP mechanisms.
 ``audit``
@@ -618,9 +620,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "account",
-        help="epsilon after k releases of a mechanism (RDP, and exact where known)",
-        description="Compose k releases of a mechanism of dpcore.mechanisms with the RDP accountant; "
-        "the exact epsilon (Gaussian) or basic composition (pure DP) is shown beside it.",
+        help="epsilon after k releases of a mechanism: the tightest certified bound (exact, PLD or RDP)",
+        description="Compose k releases of a mechanism of dpcore.mechanisms with the PLD accountant "
+        "(a certified bracket) and the RDP accountant; the exact epsilon (Gaussian) or basic composition "
+        "(pure DP) is shown beside them, and the smallest certified upper bound is reported as epsilon.",
         epilog=_EPILOG_ACCOUNT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
