@@ -88,6 +88,7 @@ _SQRT2 = math.sqrt(2.0)
 _TINY = float(np.finfo(np.float64).tiny)
 _SQRTPI = math.sqrt(math.pi)
 _LOG_HALF = math.log(0.5)
+_LOG_1_25 = math.log(1.25)
 
 
 def _gauss_legendre01(n: int) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -499,7 +500,12 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
     ValueError
         If ``sensitivity`` or ``epsilon`` is not finite and > 0, if
         ``epsilon >= 1`` (the theorem requires epsilon < 1; use
-        :func:`analytic_gaussian_sigma`), or if ``delta`` is not in (0, 1).
+        :func:`analytic_gaussian_sigma`), if ``delta`` is not in (0, 1), or if
+        sigma itself is not a normal double (it overflows, or lies below
+        ``2.2e-308``). Inputs of any scale (subnormal included) whose sigma is
+        a normal double get it to a few ulp: it is formed from the mantissas
+        and binary exponents of ``sensitivity`` and ``epsilon`` separately and
+        from :math:`\ln 1.25 - \ln\delta`, never from ``1.25/delta``.
     """
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     epsilon = check_positive_finite("epsilon", epsilon)
@@ -510,8 +516,20 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
             f"(Dwork & Roth 2014, Theorem A.1) needs epsilon < 1, and for larger epsilon the "
             f"sigma it gives can violate delta; got epsilon={epsilon}. Use analytic_gaussian_sigma."
         )
-    sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
-    return check_normal_result("sigma", sigma, f"sensitivity={sensitivity!r}, epsilon={epsilon!r}, delta={delta!r}")
+    # Scaled so that no intermediate overflows or goes subnormal: 1.25/delta overflows for
+    # delta < 7e-309, and sensitivity * root (or sensitivity / epsilon) can be subnormal or
+    # infinite although sigma is a normal double (sensitivity = epsilon = delta = 1e-320
+    # gives sigma = 38.4). The mantissas (in [0.5, 1)) are divided, the root is in
+    # [0.66, 38.6], and the binary exponents are applied once, by ldexp, at the end.
+    root = math.sqrt(2.0 * (_LOG_1_25 - math.log(delta)))  # both terms >= 0: no cancellation
+    m_sens, e_sens = math.frexp(sensitivity)
+    m_eps, e_eps = math.frexp(epsilon)
+    inputs = f"sensitivity={sensitivity!r}, epsilon={epsilon!r}, delta={delta!r}"
+    try:
+        sigma = math.ldexp(m_sens / m_eps * root, e_sens - e_eps)
+    except OverflowError:
+        sigma = math.inf
+    return check_normal_result("sigma", sigma, inputs)
 
 
 def _analytic_chi(epsilon: float, delta: float, log_target: float) -> tuple[float, float, float]:

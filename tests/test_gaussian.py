@@ -343,3 +343,48 @@ def test_issue15_calibrations_refuse_results_outside_the_double_range():
         dpcore.classic_gaussian_sigma(1e300, 1e-10, 0.5)
     with pytest.raises(ValueError):
         dpcore.exact_gaussian_composition_epsilon(1.0, 10**400, 1e-5)
+
+
+_CLASSIC_SCALES = [5e-324, 1e-320, 1e-310, 2.2250738585072014e-308, 1e-300, 1e-150, 1.0, 1e150, 1e300, 1.7e308]
+_CLASSIC_EPSILONS = [5e-324, 1e-320, 1e-310, 1e-300, 1e-150, 1e-8, 0.5, 0.9999999999999999]
+_CLASSIC_DELTAS = [5e-324, 1e-320, 1e-310, 1e-300, 1e-5, 0.5, 0.9999999999999999]
+
+
+@pytest.mark.parametrize("epsilon", _CLASSIC_EPSILONS)
+def test_classic_sigma_at_every_scale_against_mpmath(epsilon):
+    """Issue 15: sigma = Delta sqrt(2 ln(1.25/delta))/eps at 50 digits, for inputs down to subnormal.
+
+    Where the exact sigma is a normal double it is returned to 1e-14 relative
+    (it was refused as inf when 1.25/delta or Delta/eps overflowed, or
+    inaccurate when Delta*root went subnormal); where it is not, the refusal
+    names sigma. Answers within 1e-12 of either end of the range are skipped.
+    """
+    mp.mp.dps = DPS
+    top, tiny = mp.mpf(np.finfo(np.float64).max), mp.mpf(np.finfo(np.float64).tiny)
+    returned = 0
+    for sens in _CLASSIC_SCALES:
+        for delta in _CLASSIC_DELTAS:
+            exact = mp.mpf(sens) * mp.sqrt(2 * mp.log(mp.mpf(1.25) / mp.mpf(delta))) / mp.mpf(epsilon)
+            if tiny * (1 + mp.mpf(1e-12)) <= exact <= top * (1 - mp.mpf(1e-12)):
+                got = classic_gaussian_sigma(sens, epsilon, delta)
+                assert abs(mp.mpf(got) - exact) <= mp.mpf(1e-14) * exact, (sens, epsilon, delta)
+                returned += 1
+            elif exact > top * (1 + mp.mpf(1e-12)) or exact < tiny * (1 - mp.mpf(1e-12)):
+                with pytest.raises(ValueError, match="sigma"):
+                    classic_gaussian_sigma(sens, epsilon, delta)
+    assert returned > 0
+
+
+def test_classic_sigma_subnormal_inputs_issue15():
+    mp.mp.dps = DPS
+    # the case of the issue: the three inputs subnormal, sigma = sqrt(2 ln(1.25e320)) ~ 38.4
+    exact = mp.sqrt(2 * mp.log(mp.mpf(1.25) / mp.mpf(1e-320)))
+    assert classic_gaussian_sigma(1e-320, 1e-320, 1e-320) == pytest.approx(float(exact), rel=1e-14)
+    # sigma just below the largest double: returned; just above: refused
+    root = mp.sqrt(2 * mp.log(mp.mpf(1.25) / mp.mpf(0.5)))
+    sens = float(mp.mpf("1.7e308") * mp.mpf("0.9") / root)
+    assert classic_gaussian_sigma(sens, 0.9, 0.5) == pytest.approx(1.7e308, rel=1e-14)
+    with pytest.raises(ValueError, match="sigma = inf"):
+        classic_gaussian_sigma(sens, 0.5, 0.5)  # exact sigma 1.7e308 * 0.9/0.5 = 3.1e308
+    with pytest.raises(ValueError, match="sigma"):
+        classic_gaussian_sigma(1e-320, 0.5, 1e-5)  # exact sigma ~ 1e-319: subnormal, refused
