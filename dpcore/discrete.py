@@ -282,6 +282,52 @@ def _bernoulli(
     return acc
 
 
+# --------------------------------------------------------------------------- inversion by guide table
+
+
+class _GuideTable:
+    r"""Count the thresholds of an ascending table below (or above) a 32-bit word, by a guide table.
+
+    ``table`` holds thresholds ``T_0 <= T_1 <= ...`` (int64, in ``[0, 2**32)``).
+    :meth:`lookup` returns, for each word ``u``, the number of thresholds
+    ``T < u`` (``above=False``: ``searchsorted(table, u, "left")``) or
+    ``T > u`` (``above=True``: ``len(table) - searchsorted(table, u, "right")``),
+    and the indices of the words equal to some threshold (the ties, which the
+    caller refines exactly). The top ``gb`` bits of ``u`` (``min_bits <= gb <=
+    20``, about 16 buckets a threshold) select a bucket of words; a bucket that
+    contains no threshold has one count for all its words, stored in the guide,
+    and only the words in the other buckets (stored as -1) take a binary search.
+    """
+
+    def __init__(self, table: NDArray[np.int64], above: bool, min_bits: int) -> None:
+        self.table, self.above, self.size = table, above, len(table)
+        gb = min(20, max(min_bits, (16 * self.size).bit_length()))
+        starts = np.arange(1 << gb, dtype=np.int64) << (_W - gb)
+        ends = starts + ((1 << (_W - gb)) - 1)
+        lo = np.searchsorted(table, starts, "left")
+        hi = np.searchsorted(table, ends, "right")
+        count = self.size - hi if above else lo  # lo == hi in a bucket with no threshold
+        self.shift = np.uint32(_W - gb)
+        self.guide = np.where(lo == hi, count, -1).astype(np.int16 if self.size < 2**15 else np.int32)
+
+    def lookup(self, u: NDArray[np.uint32]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+        """(count for each word, indices of the words that equal a threshold)."""
+        count: NDArray[np.int64] = self.guide[u >> self.shift].astype(np.int64)
+        dirty = np.flatnonzero(count < 0)
+        if not dirty.size:
+            return count, dirty
+        ud = u[dirty].astype(np.int64)
+        if self.above:
+            right = np.searchsorted(self.table, ud, "right")
+            count[dirty] = self.size - right
+            nearest = self.table[np.maximum(right - 1, 0)]  # the largest threshold <= u, if any
+        else:
+            left = np.searchsorted(self.table, ud, "left")
+            count[dirty] = left
+            nearest = self.table[np.minimum(left, self.size - 1)]  # the smallest threshold >= u, if any
+        return count, dirty[nearest == ud]
+
+
 # --------------------------------------------------------------------------- geometric, Laplace, Gaussian
 
 
@@ -310,14 +356,9 @@ class _Geometric:
         if not zeros.size:  # pragma: no cover
             raise RuntimeError("internal: inversion table has no zero threshold")
         self.k = int(zeros[0]) + 1
-        self.asc = tab[: self.k][::-1].astype(np.int64)  # T_K = 0 <= ... <= T_1
-        gb = min(20, max(16, (16 * self.k).bit_length()))
-        starts = np.arange(1 << gb, dtype=np.int64) << (_W - gb)
-        ends = starts + ((1 << (_W - gb)) - 1)
-        clean = np.searchsorted(self.asc, starts, "left") == np.searchsorted(self.asc, ends, "right")
-        count_end = self.k - np.searchsorted(self.asc, ends, "right")
-        self.shift = np.uint32(_W - gb)
-        self.guide = np.where(clean, count_end, -1).astype(np.int16 if self.k < 2**15 else np.int32)
+        # T_K = 0 <= ... <= T_1; the count of T_v > u is #{v : U < c r^(v-1)} unless u ties a T_v
+        self.asc = tab[: self.k][::-1].astype(np.int64)
+        self.guide = _GuideTable(self.asc, above=True, min_bits=16)
 
     def oracle(self, v: int) -> Oracle:
         r"""Bounds of :math:`P(V \ge v) = c\, r^{v-1}`."""
@@ -325,21 +366,15 @@ class _Geometric:
 
     def sample(self, src: _Uniform, n: int, limit: int) -> NDArray[np.int64]:
         u = src.words(n)
-        a: NDArray[np.int64] = self.guide[u >> self.shift].astype(np.int64)
-        dirty = np.flatnonzero(a < 0)
-        if dirty.size:
-            ud = u[dirty].astype(np.int64)
-            right = np.searchsorted(self.asc, ud, "right")
-            a[dirty] = self.k - right
-            tied = dirty[self.asc[np.maximum(right - 1, 0)] == ud]  # asc[0] = 0 <= u: right >= 1
-            for i in tied:  # u equals some T_a: decide U < r^a exactly, a = first tied index upwards
-                state = [int(u[i]), _W]
-                j = int(a[i]) + 1
-                while _lazy_less(state, self.oracle(j), src):
-                    j += 1
-                    if j > limit:
-                        raise OverflowError("a discrete Laplace draw exceeded 2**62 (probability below exp(-2**37))")
-                a[i] = j - 1
+        a, tied = self.guide.lookup(u)
+        for i in tied:  # u equals some T_a: decide U < r^a exactly, a = first tied index upwards
+            state = [int(u[i]), _W]
+            j = int(a[i]) + 1
+            while _lazy_less(state, self.oracle(j), src):
+                j += 1
+                if j > limit:
+                    raise OverflowError("a discrete Laplace draw exceeded 2**62 (probability below exp(-2**37))")
+            a[i] = j - 1
         return a
 
 
@@ -463,15 +498,10 @@ class _Gaussian:
                 break
         else:  # pragma: no cover - F(j) -> 1, the last partial sums are within 2**-72 of N
             raise RuntimeError("internal: discrete Gaussian table did not reach 1")
+        # the count of T_j < u is |Z| = min{j : U < F(j)} unless u ties a T_j
         self.table = np.array(thr, dtype=np.int64)
         self.size = len(thr)
-        gb = min(20, max(12, (16 * self.size).bit_length()))
-        starts = np.arange(1 << gb, dtype=np.int64) << (_W - gb)
-        ends = starts + ((1 << (_W - gb)) - 1)
-        lo = np.searchsorted(self.table, starts, "left")
-        clean = lo == np.searchsorted(self.table, ends, "right")
-        self.shift = np.uint32(_W - gb)
-        self.guide = np.where(clean, lo, -1).astype(np.int32)
+        self.guide = _GuideTable(self.table, above=False, min_bits=12)
 
     def oracle(self, j: int) -> Oracle:
         def bounds(p: int) -> tuple[int, int]:
@@ -484,21 +514,15 @@ class _Gaussian:
 
     def sample(self, src: _Uniform, n: int) -> NDArray[np.int64]:
         u = src.words(n)
-        z: NDArray[np.int64] = self.guide[u >> self.shift].astype(np.int64)
-        dirty = np.flatnonzero(z < 0)
-        if dirty.size:
-            ud = u[dirty].astype(np.int64)
-            pos = np.searchsorted(self.table, ud, "left")
-            z[dirty] = pos
-            tied = dirty[self.table[np.minimum(pos, self.size - 1)] == ud]
-            for i in tied:  # u == T_j: the smallest j with U < F(j), exactly
-                state = [int(u[i]), _W]
-                j = int(z[i])
-                while not _lazy_less(state, self.oracle(j), src):
-                    j += 1
-                    if j > _MAX_ABS:  # pragma: no cover - probability below e^{-2**100}
-                        raise OverflowError("a discrete Gaussian draw exceeded 2**62")
-                z[i] = j
+        z, tied = self.guide.lookup(u)
+        for i in tied:  # u == T_j: the smallest j with U < F(j), exactly
+            state = [int(u[i]), _W]
+            j = int(z[i])
+            while not _lazy_less(state, self.oracle(j), src):
+                j += 1
+                if j > _MAX_ABS:  # pragma: no cover - probability below e^{-2**100}
+                    raise OverflowError("a discrete Gaussian draw exceeded 2**62")
+            z[i] = j
         np.negative(z, out=z, where=src.bits(n))
         return z
 
