@@ -789,6 +789,22 @@ def _add_noise(name: str, flat: NDArray[np.int64], noise: NDArray[np.int64]) -> 
     return flat + noise
 
 
+def _release(arr: NDArray[np.int64], draw: Callable[[int], Any]) -> Any:
+    """``arr`` plus ``draw(n)``, one noise value an element (a Python int for a scalar ``arr``).
+
+    Raises
+    ------
+    ValueError
+        If ``arr`` has more than MAX_SIZE elements.
+    """
+    if arr.size > MAX_SIZE:
+        raise ValueError(f"value has {arr.size} elements; at most MAX_SIZE = {MAX_SIZE} per call")
+    flat = arr.reshape(-1)
+    noise = np.asarray(draw(max(1, flat.size)))[: flat.size]
+    out = _add_noise("value", flat, noise).reshape(arr.shape)
+    return int(out) if out.ndim == 0 else out
+
+
 def discrete_laplace_mechanism(value: ArrayLike, sensitivity: int, epsilon: Any, rng: RNGLike = None) -> Any:
     r"""Release an integer query with exact discrete Laplace noise: :math:`\varepsilon`-DP.
 
@@ -831,12 +847,7 @@ def discrete_laplace_mechanism(value: ArrayLike, sensitivity: int, epsilon: Any,
     scale = Fraction(delta_f) / eps
     if scale.numerator >= _MAX_PARAM or scale.denominator >= _MAX_PARAM:
         raise ValueError(f"sensitivity/epsilon = {scale} has a numerator or denominator >= 2**24")
-    if arr.size > MAX_SIZE:
-        raise ValueError(f"value has {arr.size} elements; at most MAX_SIZE = {MAX_SIZE} per call")
-    flat = arr.reshape(-1)
-    noise = np.asarray(sample_discrete_laplace(scale, max(1, flat.size), rng))[: flat.size]
-    out = _add_noise("value", flat, noise).reshape(arr.shape)
-    return int(out) if out.ndim == 0 else out
+    return _release(arr, lambda n: sample_discrete_laplace(scale, n, rng))
 
 
 def discrete_gaussian_mechanism(value: ArrayLike, sigma2: Any, rng: RNGLike = None) -> Any:
@@ -856,9 +867,4 @@ def discrete_gaussian_mechanism(value: ArrayLike, sigma2: Any, rng: RNGLike = No
         or more than MAX_SIZE elements, or ``sigma2`` is not a positive rational.
     """
     arr = _integer_array("value", value)
-    if arr.size > MAX_SIZE:
-        raise ValueError(f"value has {arr.size} elements; at most MAX_SIZE = {MAX_SIZE} per call")
-    flat = arr.reshape(-1)
-    noise = np.asarray(sample_discrete_gaussian(sigma2, max(1, flat.size), rng))[: flat.size]
-    out = _add_noise("value", flat, noise).reshape(arr.shape)
-    return int(out) if out.ndim == 0 else out
+    return _release(arr, lambda n: sample_discrete_gaussian(sigma2, n, rng))
