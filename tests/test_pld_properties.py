@@ -11,29 +11,17 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from _hypothesis_helpers import FAST, any_value
+from _hypothesis_helpers import answer_or_value_error as _valid_or_value_error
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcore
 from dpcore.pld import gaussian_privacy_loss, laplace_privacy_loss_law, subsampled_gaussian_privacy_losses
 
-ANY = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.integers(min_value=-(10**400), max_value=10**400),
-    st.booleans(),
-    st.none(),
-    st.text(max_size=5),
-    st.complex_numbers(max_magnitude=10),
-    st.floats(min_value=1e-320, max_value=1e-300),
+ANY = any_value(
+    int_bound=10**400, text_size=5, complex_magnitude=10, extra=(st.floats(min_value=1e-320, max_value=1e-300),)
 )
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _valid_or_value_error(call):
-    try:
-        return call()
-    except ValueError:
-        return None
 
 
 @FAST

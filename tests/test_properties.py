@@ -17,12 +17,12 @@ function, so that the whole file runs in well under a minute.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from _hypothesis_helpers import answer_or_value_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,13 +91,7 @@ def fast(n: int = 60) -> Callable[[Any], Any]:
 
 def call(f: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``f(*args)``, or ``None`` if it raised ValueError; a RuntimeWarning is an error."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        warnings.simplefilter("error", np.exceptions.ComplexWarning)
-        try:
-            return f(*args, **kwargs)
-        except ValueError:
-            return None
+    return answer_or_value_error(lambda: f(*args, **kwargs), warnings_are_errors=True)
 
 
 def finite(x: Any) -> bool:

@@ -9,38 +9,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from _hypothesis_helpers import FAST, any_value
+from _hypothesis_helpers import answer_or_value_error as _answer_or_value_error
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dpcore
 from dpcore.event_ratios import event_ratio_bounds, interval_counts
 from dpcore.sensitivity import count_datasets, enumerate_datasets
 
-ANY = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.integers(min_value=-(10**30), max_value=10**30),
-    st.booleans(),
-    st.none(),
-    st.text(max_size=4),
-    st.complex_numbers(max_magnitude=4),
-)
-NOT_INT = st.one_of(
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.booleans(),
-    st.none(),
-    st.text(max_size=4),
-    st.complex_numbers(max_magnitude=4),
-)
+ANY = any_value(int_bound=10**30, text_size=4, complex_magnitude=4)
+NOT_INT = any_value(int_bound=None, text_size=4, complex_magnitude=4)
 # sizes stay small or absurd: a legal size in between (say 10^9 samples) is a valid, long request, not a fault
 SMALL_INT = st.one_of(st.integers(min_value=-5, max_value=300), st.just(10**30), st.just(-(10**30)), NOT_INT)
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _answer_or_value_error(call):
-    try:
-        return call()
-    except ValueError:
-        return None
 
 
 @FAST
