@@ -76,17 +76,6 @@ def _frac(scale, factor):
 # ----------------------------------------------------------------------------- output laws
 
 
-@pytest.mark.parametrize(("scale", "k"), [(Fraction(1, 1000), 1), ("0.1", 2), (1, 8), (Fraction(7, 3), 15), (10, 40)])
-def test_discrete_laplace_cells_match_closed_form(scale, k):
-    pmf, upper = _lap_ref(scale)
-    x = dd.sample_discrete_laplace(scale, N, rng=np.random.default_rng())
-    assert x.dtype == np.int64
-    assert _cells_test(x, pmf, upper, k, ALPHA)
-    if Fraction(dd.as_fraction("scale", scale)) >= 1:  # negative control: scale off by 10 % is rejected
-        wrong = dd.sample_discrete_laplace(_frac(scale, Fraction(11, 10)), N, rng=np.random.default_rng())
-        assert not _cells_test(wrong, pmf, upper, k, ALPHA)
-
-
 def _lap_cdf(scale):
     b = float(Fraction(scale))
 
@@ -96,27 +85,6 @@ def _lap_cdf(scale):
         return np.where(g >= 0, 1 - np.exp(-(g + 1) / b) / (1 + q), np.exp(g / b) / (1 + q))
 
     return cdf
-
-
-@pytest.mark.parametrize("scale", [1000, 10**6, Fraction(2**24 - 1, 3)])
-def test_discrete_laplace_large_scales_dkw(scale):
-    b = float(Fraction(scale))
-    grid = np.unique(np.round(b * np.linspace(-10, 10, 2001)))
-    sampler = lambda g, n: dd.sample_discrete_laplace(scale, n, rng=g)  # noqa: E731
-    assert check_cdf(sampler, N, _lap_cdf(scale), grid=grid, alpha=ALPHA).passed
-    wrong = lambda g, n: dd.sample_discrete_laplace(_frac(scale, Fraction(11, 10)), n, rng=g)  # noqa: E731
-    assert not check_cdf(wrong, N, _lap_cdf(scale), grid=grid, alpha=ALPHA).passed
-
-
-@pytest.mark.parametrize(("sigma2", "k"), [(Fraction(1, 1000), 1), ("0.1", 2), (1, 6), ("2.25", 8), (10, 15)])
-def test_discrete_gaussian_cells_match_mpmath(sigma2, k):
-    pmf, upper = _gauss_ref(sigma2)
-    x = dd.sample_discrete_gaussian(sigma2, N, rng=np.random.default_rng())
-    assert x.dtype == np.int64
-    assert _cells_test(x, pmf, upper, k, ALPHA)
-    if Fraction(dd.as_fraction("sigma2", sigma2)) >= 1:  # negative control: sigma off by 10 % is rejected
-        wrong = dd.sample_discrete_gaussian(_frac(sigma2, Fraction(121, 100)), N, rng=np.random.default_rng())
-        assert not _cells_test(wrong, pmf, upper, k, ALPHA)
 
 
 def _gauss_cdf(sigma2):
@@ -134,14 +102,73 @@ def _gauss_cdf(sigma2):
     return cdf
 
 
-@pytest.mark.parametrize("sigma2", [1000, 10**6, 10**7])
-def test_discrete_gaussian_large_scales_dkw(sigma2):
-    s = math.sqrt(float(sigma2))
-    grid = np.unique(np.round(s * np.linspace(-6, 6, 1201)))
-    sampler = lambda g, n: dd.sample_discrete_gaussian(sigma2, n, rng=g)  # noqa: E731
-    assert check_cdf(sampler, N, _gauss_cdf(sigma2), grid=grid, alpha=ALPHA).passed
-    wrong = lambda g, n: dd.sample_discrete_gaussian(_frac(sigma2, Fraction(121, 100)), n, rng=g)  # noqa: E731
-    assert not check_cdf(wrong, N, _gauss_cdf(sigma2), grid=grid, alpha=ALPHA).passed
+# law: (sampler, parameter name, mpmath pmf and tails, closed-form cdf, the unit of the DKW grid (scale b or
+# sigma), the factor on the parameter that makes the standard deviation 10 % too large)
+LAWS = {
+    "laplace": (
+        dd.sample_discrete_laplace,
+        "scale",
+        _lap_ref,
+        _lap_cdf,
+        lambda p: float(Fraction(p)),
+        Fraction(11, 10),
+    ),
+    "gaussian": (
+        dd.sample_discrete_gaussian,
+        "sigma2",
+        _gauss_ref,
+        _gauss_cdf,
+        lambda p: math.sqrt(float(Fraction(p))),
+        Fraction(121, 100),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("law", "param", "k"),
+    [
+        ("laplace", Fraction(1, 1000), 1),
+        ("laplace", "0.1", 2),
+        ("laplace", 1, 8),
+        ("laplace", Fraction(7, 3), 15),
+        ("laplace", 10, 40),
+        ("gaussian", Fraction(1, 1000), 1),
+        ("gaussian", "0.1", 2),
+        ("gaussian", 1, 6),
+        ("gaussian", "2.25", 8),
+        ("gaussian", 10, 15),
+    ],
+)
+def test_discrete_cells_match_mpmath(law, param, k):
+    sampler, name, ref, _, _, wider = LAWS[law]
+    pmf, upper = ref(param)
+    x = sampler(param, N, rng=np.random.default_rng())
+    assert x.dtype == np.int64
+    assert _cells_test(x, pmf, upper, k, ALPHA)
+    if Fraction(dd.as_fraction(name, param)) >= 1:  # negative control: standard deviation 10 % off is rejected
+        wrong = sampler(_frac(param, wider), N, rng=np.random.default_rng())
+        assert not _cells_test(wrong, pmf, upper, k, ALPHA)
+
+
+@pytest.mark.parametrize(
+    ("law", "param", "width"),
+    [
+        ("laplace", 1000, 10),
+        ("laplace", 10**6, 10),
+        ("laplace", Fraction(2**24 - 1, 3), 10),
+        ("gaussian", 1000, 6),
+        ("gaussian", 10**6, 6),
+        ("gaussian", 10**7, 6),
+    ],
+)
+def test_discrete_large_scales_dkw(law, param, width):
+    """DKW on a grid of 100 points a unit (b, or sigma) over +-width units; the law 10 % wider is rejected."""
+    sampler, _, _, cdf, unit, wider = LAWS[law]
+    grid = np.unique(np.round(unit(param) * np.linspace(-width, width, 200 * width + 1)))
+    right = lambda g, n: sampler(param, n, rng=g)  # noqa: E731
+    assert check_cdf(right, N, cdf(param), grid=grid, alpha=ALPHA).passed
+    wrong = lambda g, n: sampler(_frac(param, wider), n, rng=g)  # noqa: E731
+    assert not check_cdf(wrong, N, cdf(param), grid=grid, alpha=ALPHA).passed
 
 
 @pytest.mark.parametrize("gamma", [Fraction(1, 3), 1, Fraction(5, 2), 12])
