@@ -110,7 +110,9 @@ _GL_RULES = (
     (_QUAD_SWITCH, _gauss_legendre01(6)),
 )
 _GL3_BOUND, _GL3 = _GL_RULES[0]
-_MAX_NEWTON = 100
+# Newton usually needs a few steps; bisection from a bracket of width ~40 down to the rounding of a root as
+# small as 1e-300 needs ~1100, and finding the lower end by doubling up to ~1030 more: never silently stop early
+_MAX_NEWTON = 2400
 # width of the acceptance window of log delta below the (already lowered) target, in
 # units of the safety margin: Newton aims at its middle, which leaves room for the
 # rounding of chi recomputed from sigma (see _certified_sigma) at a cost of ~1e-13 in sigma
@@ -297,6 +299,8 @@ def _solve_decreasing(
         x, fx, dx = nx, fn, dn
         if lo > -math.inf and hi - lo <= 4e-16 * max(abs(hi), abs(lo)):
             break
+    else:  # hi is safe but may be far from the root: an error, not a loose answer
+        raise ValueError(f"the root of delta did not converge in {_MAX_NEWTON} steps (bracket [{lo!r}, {hi!r}])")
     return hi, fhi, dhi
 
 
@@ -603,7 +607,9 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
     and return :math:`\sigma = \Delta/(\sqrt2(\sqrt{\chi^2+\varepsilon} - \chi))`.
     The equation is solved in log space by safeguarded Newton inside a proven
     bracket (module docstring); the result has relative error below ~1e-12
-    and ``gaussian_delta(sigma, sensitivity, epsilon) <= delta`` always holds
+    for delta >= 1e-10 (the safe-side window is relative to
+    :math:`|\log\delta|`: about 1e-11 at delta = 1e-100) and
+    ``gaussian_delta(sigma, sensitivity, epsilon) <= delta`` always holds
     (the root is shifted by a few rounding errors to the safe side).
 
     Parameters
@@ -730,6 +736,9 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
         x[idx], fx[idx], dx[idx] = nx, fn, dn
         narrow = ~np.isinf(lo[idx]) & (hi[idx] - lo[idx] <= 4e-16 * np.maximum(np.abs(hi[idx]), np.abs(lo[idx])))
         active[idx[narrow]] = False
+    for i in np.flatnonzero(active):  # not converged here (a root far below 1): the scalar solver finishes it
+        hi[i] = _analytic_chi(float(eps[i]), float(dl[i]), float(log_target[i]))[0]
+        nudge[i] = False
     # last iterate a rounding error on the unsafe side: step up by a few ulp
     idx = np.flatnonzero(nudge)
     up = np.maximum(np.abs(x[idx]), 1e-300) * 2.3e-16

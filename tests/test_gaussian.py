@@ -388,3 +388,24 @@ def test_classic_sigma_subnormal_inputs_issue15():
         classic_gaussian_sigma(sens, 0.5, 0.5)  # exact sigma 1.7e308 * 0.9/0.5 = 3.1e308
     with pytest.raises(ValueError, match="sigma"):
         classic_gaussian_sigma(1e-320, 0.5, 1e-5)  # exact sigma ~ 1e-319: subnormal, refused
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e-100, 1e-49), (1e-200, 1e-100), (1e-300, 1e-10), (1e-20, 1e-300)])
+def test_analytic_sigma_for_tiny_epsilon_reaches_the_root(epsilon, delta):
+    # The solver used to stop after 100 Newton/bisection steps when the root chi is tiny (about -1e-50)
+    # and return a safe but far too large sigma (7e71 times too large at (1e-200, 1e-100)), with no error.
+    # Reference: bisection in log sigma of delta(sigma) = Phi(D/(2s) - e s/D) - e^e Phi(-D/(2s) - e s/D) at
+    # 700 digits (the two terms agree to ~200 digits here).
+    with mp.workdps(700):
+        e, d = mp.mpf(epsilon), mp.mpf(delta)
+
+        def profile(s):
+            return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
+
+        lo, hi = mp.mpf(-700), mp.mpf(700)
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if profile(mp.e**mid) > d else (lo, mid)
+        truth = float(mp.e**hi)
+    for got in (analytic_gaussian_sigma(1.0, epsilon, delta), analytic_gaussian_sigma_many(1.0, epsilon, delta)):
+        assert truth <= float(got) <= truth * (1 + 5e-11)
