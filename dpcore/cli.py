@@ -186,9 +186,12 @@ def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         try:
             classic = dpcore.classic_gaussian_sigma(sensitivity, epsilon, delta)
             note = "Dwork & Roth Thm A.1 (valid for epsilon < 1)"
-        except ValueError as exc:  # the theorem does not apply (epsilon >= 1): say so, give no number
+        except ValueError as exc:  # the theorem does not apply (epsilon >= 1), or sigma is not a float: no number
             classic = None
-            note = "not applicable: its theorem needs epsilon < 1 (Dwork & Roth Thm A.1)"
+            if epsilon >= 1.0:
+                note = "not applicable: its theorem needs epsilon < 1 (Dwork & Roth Thm A.1)"
+            else:
+                note = "not applicable: " + _one_line(str(exc))
             result["classic_gaussian_sigma_refused"] = str(exc)
         result["classic_gaussian_sigma"] = classic
         rows.append(["Gaussian (classic)", "sigma", "n/a" if classic is None else classic, note])

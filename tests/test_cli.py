@@ -479,3 +479,14 @@ def test_audit_samples_beyond_the_limit_are_refused_with_the_option_to_raise_it(
     assert "--max-samples" in err and err.count("\n") == 1
     args = ["audit", "--mechanism", "laplace", "--epsilon", "1", "--samples", "3000", "--max-samples", "3000"]
     assert cli.main([*args, "--seed", "1", "--json"]) == 0
+
+
+def test_calibrate_note_names_the_reason_when_the_classic_sigma_is_refused_below_one(monkeypatch, capsys) -> None:
+    # below epsilon = 1 the theorem applies: a refusal there (sigma beyond the double range) is not "epsilon < 1"
+    def refuse(*args: object) -> float:
+        raise ValueError("sigma = inf from these inputs is not a positive finite normal double")
+
+    monkeypatch.setattr(dpcore, "classic_gaussian_sigma", refuse)
+    assert main(["calibrate", "--epsilon", "0.5", "--delta", "1e-5"]) == 0
+    out = capsys.readouterr().out
+    assert "sigma = inf" in out and "needs epsilon < 1" not in out
