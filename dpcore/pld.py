@@ -533,9 +533,16 @@ def _discretise(loss: PrivacyLoss, h: float, tau: float) -> _Discrete:
 
 
 def _cell_masses(cdf: CDF, sf: CDF, edges: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Masses of the cells between consecutive ``edges`` (differences of cdf or of sf, whichever is smaller)."""
-    lower, upper = cdf(edges), sf(edges)
+    """Masses of the cells between consecutive ``edges`` (differences of cdf or of sf, whichever is smaller).
+
+    ``sf`` is evaluated only from the first edge where the cdf exceeds 1/2 (the cdf increases), one before it.
+    """
+    lower = cdf(edges)
     use_sf = lower > 0.5
+    upper = np.zeros_like(lower)
+    if use_sf.any():
+        start = max(int(np.argmax(use_sf)) - 1, 0)
+        upper[start:] = sf(edges[start:])
     return np.asarray(np.maximum(np.where(use_sf[1:], upper[:-1] - upper[1:], lower[1:] - lower[:-1]), 0.0))
 
 
@@ -640,25 +647,35 @@ def _block_log_mgf(pmf: NDArray[np.float64], lam: NDArray[np.float64], size: int
     return np.asarray(top + np.log(np.exp(x - top[:, None]).sum(axis=1)))
 
 
+def _log_mgf(pmf: NDArray[np.float64], lam: float) -> float:
+    """``log E[exp(lam * I)]`` of the lattice index ``I ~ pmf`` (index 0 first), exactly: one exponential a cell.
+
+    The exponent is taken relative to the last index (``lam > 0``) or the first (``lam < 0``), so no term
+    overflows and no logarithm of the masses is needed.
+    """
+    ref = pmf.size - 1 if lam > 0 else 0
+    total = float(pmf @ np.exp(lam * (np.arange(pmf.size) - ref)))
+    return lam * ref + math.log(total) if total > 0.0 else -math.inf
+
+
 def _window(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> tuple[int, int]:
     """An index window ``[a, b]`` of the sum of the parts' lattice indices (each from 0) holding all but ``2 tau``.
 
     Chernoff: ``P(S >= b) <= exp(sum_j k_j log M_j(lam) - lam b)`` for every ``lam > 0`` (and the mirror image).
-    The block bounds of :func:`_block_log_mgf` pick the best of a grid of ``lam`` cheaply; the exact
-    log-mgf at the best ``lam`` and its two neighbours removes the blocks' slack (``16 k`` cells, large for
-    many parts).
-    Every ``lam`` gives a valid bound; the tightest is used.
+    The block bounds of :func:`_block_log_mgf` (at most about 1024 blocks a part) pick the best of a grid of
+    ``lam`` cheaply; the exact log-mgf at that ``lam`` (:func:`_log_mgf`) removes the blocks' slack (the block
+    size times ``k`` cells, large for many parts). Every ``lam`` gives a valid bound; the tightest is used.
     """
     top = sum(k * (d.pmf.size - 1) for d, k in parts)
     lams = h * np.geomspace(1e-3, 50.0, 40)  # per unit of loss 1e-3 .. 50, in lattice units
     log_tau = math.log(tau)
 
     def edge(sign: float) -> float:
-        bound = sum(k * _block_log_mgf(d.pmf, sign * lams) for d, k in parts)
-        best = int(np.argmin((bound - log_tau) / lams))
-        near = lams[max(best - 1, 0) : best + 2]
-        exact = sum(k * _block_log_mgf(d.pmf, sign * near, 1) for d, k in parts)
-        return float(min(np.min((bound - log_tau) / lams), np.min((exact - log_tau) / near)))
+        blocks = sum(k * _block_log_mgf(d.pmf, sign * lams, max(_BLOCK, d.pmf.size // 1024)) for d, k in parts)
+        bounds = (blocks - log_tau) / lams
+        lam = float(lams[int(np.argmin(bounds))])
+        exact = sum(k * _log_mgf(d.pmf, sign * lam) for d, k in parts)
+        return float(min(np.min(bounds), (exact - log_tau) / lam))
 
     b = edge(1.0)  # P(S >= b) <= tau
     a = -edge(-1.0)  # P(S <= a) <= tau
