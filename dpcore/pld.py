@@ -59,9 +59,27 @@ above with no concentration argument and no error that grows like
 :math:`+\infty`) and the FFT window, both kept below :math:`10^{-3}\eta`.
 Its value at a coarse grid is already close to the truth, so
 :meth:`PldAccountant.epsilon` returns it alone (refined until halving the step
-changes it by less than ``relative_width / 100`` of it), and the bracket's upper
-end is the smaller of it and the mean-matched upper end; the mean-matched run
-then only has to bring the lower end within the width.
+changes it by less than ``relative_width / 100`` of it), and it is the
+bracket's upper end.
+
+A tighter lower end: the optimistic twin
+----------------------------------------
+Connect-the-dots interpolates the profile :math:`f(x) = \delta(\log x)`
+(convex in :math:`x = e^\varepsilon`) by chords through its values at the
+lattice points: above :math:`f`. Lowering each node by a bound on the chord's
+excess over :math:`f` in the adjacent cells (computed from the cell masses),
+and taking the lower convex hull of the lowered nodes, gives a convex,
+piecewise-linear function below :math:`f` with kinks only at lattice points:
+the profile of a lattice pair *dominated* by the true one (a garbling of it),
+whose compositions bound the true composition from *below*
+(:func:`_optimistic_dots`). Its error is second order in the step too, so
+:meth:`PldAccountant.epsilon_bracket` is [twin's lower end, connect-the-dots'
+upper end], refined until its width is at most ``relative_width`` of its lower
+end, with no Hoeffding term. Where a twin cannot be built (a loss with atoms
+off the grid, or without its law under :math:`Q`) the mean-matched bracket
+above is used; :meth:`PldAccountant.delta_bracket` reports the tighter of the
+two ends. Two certified ends that cross are an error (``RuntimeError``), never
+an answer.
 
 Only Gaussian mechanisms
 ------------------------
@@ -546,6 +564,49 @@ def _cell_masses(cdf: CDF, sf: CDF, edges: NDArray[np.float64]) -> NDArray[np.fl
     return np.asarray(np.maximum(np.where(use_sf[1:], upper[:-1] - upper[1:], lower[1:] - lower[:-1]), 0.0))
 
 
+@dataclass(frozen=True)
+class _Lattice:
+    """A loss's distribution functions at the lattice points ``e = h * (start + i)`` under P and under Q."""
+
+    start: int
+    e: NDArray[np.float64]
+    cdf: NDArray[np.float64]
+    sf: NDArray[np.float64]
+    q_cdf: NDArray[np.float64]
+    q_sf: NDArray[np.float64]
+
+
+@functools.lru_cache(maxsize=8)
+def _lattice(loss: PrivacyLoss, h: float, tau: float) -> _Lattice:
+    """The lattice points covering the loss but tails of at most ``tau`` (at least 4), and the laws there.
+
+    Cached: connect-the-dots and its optimistic twin discretise the same loss on the same lattice.
+
+    Raises
+    ------
+    ValueError
+        If more than :data:`MAX_FFT_LENGTH` points are needed, or the loss has no law under Q.
+    """
+    if loss.q_cdf is None or loss.q_sf is None:
+        raise ValueError(f"the loss of {loss.name or 'this mechanism'} has no law under Q (q_cdf, q_sf)")
+    lo, hi = _truncation(loss, tau)
+    i0 = math.floor(lo / h)
+    i1 = max(math.ceil(hi / h), i0 + 3)
+    n = i1 - i0 + 1
+    if n > MAX_FFT_LENGTH:
+        raise ValueError(
+            f"value_discretization {h:g} is too fine for the loss of {loss.name or 'this mechanism'}: "
+            f"{n} lattice points (at most {MAX_FFT_LENGTH})"
+        )
+    e = np.asarray(h * np.arange(i0, i1 + 1), dtype=np.float64)
+    return _Lattice(i0, e, loss.cdf(e), loss.sf(e), loss.q_cdf(e), loss.q_sf(e))
+
+
+def _masses(lower: NDArray[np.float64], upper: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Cell masses from a cdf and sf at the cell edges: differences of the smaller of the two."""
+    return np.asarray(np.maximum(np.where(lower[1:] > 0.5, upper[:-1] - upper[1:], lower[1:] - lower[:-1]), 0.0))
+
+
 def _connect_dots(loss: PrivacyLoss, h: float, tau: float) -> tuple[_Discrete, float]:
     r"""Pessimistic "connect-the-dots" discretisation on the lattice :math:`h\mathbb{Z}`: (finite part, mass at +inf).
 
@@ -569,20 +630,9 @@ def _connect_dots(loss: PrivacyLoss, h: float, tau: float) -> tuple[_Discrete, f
     ulps outside :math:`[0, P_j]`, where it is put back (floating point is not
     certified, see the module docstring).
     """
-    if loss.q_cdf is None or loss.q_sf is None:
-        raise ValueError(f"the loss of {loss.name or 'this mechanism'} has no law under Q (q_cdf, q_sf)")
-    lo, hi = _truncation(loss, tau)
-    i0 = math.floor(lo / h)
-    i1 = max(math.ceil(hi / h), i0 + 1)
-    n = i1 - i0 + 1
-    if n > MAX_FFT_LENGTH:
-        raise ValueError(
-            f"value_discretization {h:g} is too fine for the loss of {loss.name or 'this mechanism'}: "
-            f"{n} lattice points (at most {MAX_FFT_LENGTH})"
-        )
-    points = np.asarray(h * np.arange(i0, i1 + 1), dtype=np.float64)
-    p_cell = _cell_masses(loss.cdf, loss.sf, points)
-    q_cell = _cell_masses(loss.q_cdf, loss.q_sf, points)
+    lat = _lattice(loss, h, tau)
+    i0, points, n = lat.start, lat.e, lat.e.size
+    p_cell, q_cell = _masses(lat.cdf, lat.sf), _masses(lat.q_cdf, lat.q_sf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.exp(points[1:] + np.log(q_cell) - np.log(p_cell))  # e^{e_{j+1}} Q_j / P_j, in [1, e^h]
         right = p_cell * (math.exp(h) - ratio) / math.expm1(h)
@@ -590,14 +640,172 @@ def _connect_dots(loss: PrivacyLoss, h: float, tau: float) -> tuple[_Discrete, f
     pmf = np.zeros(n)
     pmf[:-1] += p_cell - right
     pmf[1:] += right
-    pmf[0] += float(loss.cdf(points[:1])[0])  # P(L <= e_0): to the first point
-    p_top = float(loss.sf(points[-1:])[0])
-    q_top = float(loss.q_sf(points[-1:])[0])
+    pmf[0] += float(lat.cdf[0])  # P(L <= e_0): to the first point
+    p_top, q_top = float(lat.sf[-1]), float(lat.q_sf[-1])
     log_last = float(points[-1]) + math.log(q_top) if q_top > 0.0 else -math.inf
     at_last = p_top if log_last >= math.log(max(p_top, 1e-300)) else math.exp(log_last)
     pmf[-1] += at_last
     infinite = p_top - at_last + loss.infinity_mass
     return _Discrete(pmf, i0, 0.0, 0.0), infinite
+
+
+def _optimistic_dots(loss: PrivacyLoss, h: float, tau: float) -> tuple[_Discrete, float] | None:
+    r"""Optimistic twin of :func:`_connect_dots`: a lattice pair *dominated* by the true one (``None`` if not found).
+
+    Write :math:`x = e^\varepsilon` and :math:`f(x) = E_Q[(e^L - x)_+]` (the profile of a loss with no mass at
+    :math:`\pm\infty`): convex, decreasing, :math:`f(0) = 1`, :math:`f'(x) = -Q(L > \log x)`, so
+    :math:`f(x) \ge \max(1 - x, 0)`. A pair whose losses lie on lattice points :math:`e_i` (masses :math:`q_i`
+    under :math:`Q`, :math:`p_i = e^{e_i} q_i` under :math:`P`) has the profile
+    :math:`g(x) = \sum_i q_i (e^{e_i} - x)_+`: convex, piecewise linear, kinks only at lattice points;
+    conversely such a :math:`g` with :math:`g(0) = 1` and slope :math:`-1` at 0 is the profile of that pair
+    (:math:`q_i` its slope changes). If :math:`g \le f` everywhere the pair is dominated by the true one
+    (Blackwell: a garbling of it), and so is every composition of such pairs: a certified *lower* bound on
+    the composition's profile, with an error second order in the step like connect-the-dots'.
+
+    Construction. Node values :math:`G_i = f(x_i) - c_i`, interpolated linearly. On a cell :math:`[a, b]` the
+    chord of :math:`f` exceeds :math:`f` at :math:`x = a + t(b - a)` by exactly
+    :math:`E_Q[\min((1-t)(y - a), t(b - y));\, a < y < b]`, :math:`y = e^L`, so an end lowered by
+    :math:`E_Q[y - a]` (left) or :math:`E_Q[b - y]` (right), or both ends by the smaller of the two, keeps
+    the chord below :math:`f`; so does a cell with both ends on the floor :math:`\max(1 - x, 0)` (below
+    :math:`f`). Nodes are lowered accordingly, never below the floor; the first point is put on the tangent
+    :math:`1 - x` and the last at 0 (their cells' conditions are checked like the others'; any failure:
+    ``None``). Then :math:`g` is the lower convex hull of the nodes, which is below their interpolation:
+    nodes above the segment joining their neighbours are dropped until none is (vectorised passes), and the
+    slope changes at the remaining nodes are computed from cell masses (differences of means of
+    :math:`Q(L > e) + ` the chord's share, not of node values). Negative changes of rounding size are set to
+    0; ``rounding``, the :math:`P`-mass so added, bounds the change of a composed profile.
+    """
+    if loss.q_cdf is None or loss.q_sf is None or loss.infinity_mass > 0.0:
+        return None
+    lat = _lattice(loss, h, tau)
+    i0, e, n = lat.start, lat.e, lat.e.size
+    with np.errstate(over="ignore"):
+        x = np.exp(e)
+    if not np.all(np.isfinite(x)):
+        return None
+    em1 = math.expm1(h)
+    dx = x[:-1] * em1
+    p_cell, q_cell = _masses(lat.cdf, lat.sf), _masses(lat.q_cdf, lat.q_sf)
+    if loss.lattice is None:  # no atoms: the open cells have the closed cells' masses
+        p_open, q_open = p_cell, q_cell
+    else:
+        p_open = _open_cell_masses(loss.cdf, loss.sf, e, lat.cdf, lat.sf)
+        q_open = _open_cell_masses(loss.q_cdf, loss.q_sf, e, lat.q_cdf, lat.q_sf)
+    q_le, q_gt, p_le, p_gt = lat.q_cdf, lat.q_sf, lat.cdf, lat.sf
+    r, r_open = _right_share(p_cell, q_cell, e[:-1], em1), _right_share(p_open, q_open, e[:-1], em1)
+    sigma = q_gt[1:] + r  # slope (negated) of the chord of f on each cell
+    rho = q_le[1:] - r  # 1 - sigma, without cancellation
+    left_need, right_need = dx * r_open, dx * (q_open - r_open)  # E_Q[y - a], E_Q[b - y] on the open cell
+    both_need = np.minimum(left_need, right_need)
+    f = np.maximum(p_gt - x * q_gt, 0.0)
+    room = np.maximum(np.where(x < 1.0, x * q_le - p_le, f), 0.0)  # height above the floor
+    grow = 1.0 + 1e-9  # a hair more than needed, against rounding in the comparisons
+    want = np.zeros(n)
+    want[1:-1] = grow * np.maximum(both_need[:-1], both_need[1:])
+    for _ in range(4):  # a node short of room: the other end of its cells takes the one-sided amount
+        low = np.minimum(want, room)
+        low[0], low[-1] = room[0], f[-1]
+        short = low < grow * np.maximum(np.r_[both_need[:1], both_need], np.r_[both_need, both_need[-1:]])
+        want[1:] = np.maximum(want[1:], np.where(short[:-1], grow * right_need, 0.0))
+        want[:-1] = np.maximum(want[:-1], np.where(short[1:], grow * left_need, 0.0))
+    low = np.minimum(want, room)
+    low[0], low[-1] = room[0], f[-1]
+    floor = low >= room
+    same_piece = floor[:-1] & floor[1:] & ((x[1:] <= 1.0) | (x[:-1] >= 1.0))
+    covered = (low[:-1] >= left_need) | (low[1:] >= right_need) | (np.minimum(low[:-1], low[1:]) >= both_need)
+    if not np.all(covered | same_piece):
+        return None
+    # lower convex hull of the nodes (x_i, f_i - low_i), node 0 and node m kept
+    sigma_dx, rho_dx = sigma * dx, rho * dx
+
+    def kinks(vs: NDArray[np.intp]) -> NDArray[np.float64]:
+        u = vs[:-1]  # hull segment i covers the cells vs[i] .. vs[i+1] - 1: sums by reduceat, no cancellation
+        span = np.add.reduceat(dx, u)
+        drop = (low[vs[1:]] - low[u]) / span  # the lowering's slope on each hull segment
+        mean_sigma = np.add.reduceat(sigma_dx, u) / span
+        out = np.empty(vs.size)
+        out[0] = float(np.sum(rho_dx[: vs[1]])) / span[0] - drop[0]  # 1 + the first slope
+        out[1:-1] = mean_sigma[:-1] - mean_sigma[1:] + drop[:-1] - drop[1:]
+        out[-1] = mean_sigma[-1] + drop[-1]  # minus the last slope
+        return out
+
+    # the hull leaves the first node along the segment of least slope and reaches the last one along the
+    # segment of largest slope: the nodes in between are dropped at once (heights above 1 - x and above 0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        above_tangent = np.where(x < 1.0, room - low, f - low - (1.0 - x))
+        node = np.where(x < 1.0, (1.0 - x) + (room - low), f - low)
+        j = 1 + int(np.argmin(np.nan_to_num(above_tangent[1:] / (x[1:] - x[0]), nan=np.inf)))
+        k = j + int(np.argmin(np.nan_to_num(node[j:-1] / (x[-1] - x[j:-1]), nan=np.inf))) if j < n - 1 else j
+    vs = np.r_[0, np.arange(j, k + 1), n - 1] if k < n - 1 else np.r_[0, np.arange(j, n)]
+    for _ in range(_HULL_PASSES):
+        q = kinks(vs)
+        bad = np.flatnonzero(q[1:-1] * x[vs[1:-1]] < -_KINK_ROUNDING) + 1
+        if bad.size == 0:
+            break
+        # every other node of a run of neighbours above their chords: each dropped node is above the chord
+        # of two nodes that stay, so it is not on the hull
+        starts = np.r_[True, np.diff(bad) > 1]
+        run_start = np.maximum.accumulate(np.where(starts, bad, 0))
+        keep = np.ones(vs.size, bool)
+        keep[bad[(bad - run_start) % 2 == 0]] = False
+        vs = vs[keep]
+    else:
+        return None
+    rounding = float(np.sum(np.maximum(-q * x[vs], 0.0)))
+    q = np.maximum(q, 0.0)
+    pmf = np.zeros(n)
+    pmf[vs] = x[vs] * q
+    if not (rounding <= 1e-12 and abs(float(pmf.sum()) - 1.0) <= 1e-9):
+        return None
+    return _Discrete(pmf, i0, 0.0, 0.0), rounding
+
+
+def _right_share(
+    p: NDArray[np.float64], q: NDArray[np.float64], left: NDArray[np.float64], em1: float
+) -> NDArray[np.float64]:
+    """Per cell, the Q-mass the chord sends to its right end: ``(P - e^a Q) / (e^b - e^a)``, in ``[0, Q]``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        r = q * np.expm1(np.log(p) - np.log(q) - left) / em1
+    return np.asarray(np.clip(np.nan_to_num(r, nan=0.0, posinf=0.0, neginf=0.0), 0.0, q))
+
+
+def _open_cell_masses(
+    cdf: CDF, sf: CDF, edges: NDArray[np.float64], lower: NDArray[np.float64], upper: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Masses of the open cells between consecutive ``edges`` (an atom on an edge belongs to no cell).
+
+    ``lower`` and ``upper`` are ``cdf`` and ``sf`` at the edges; they are evaluated again just below each right edge.
+    """
+    b = np.nextafter(edges[1:], -np.inf)
+    return np.asarray(np.maximum(np.where(lower[:-1] > 0.5, upper[:-1] - sf(b), cdf(b) - lower[:-1]), 0.0))
+
+
+#: A negative slope change whose P-mass is above minus this is rounding (set to 0 and accounted for)
+_KINK_ROUNDING = 1e-14
+_HULL_PASSES = 400  # vectorised passes of the lower-hull search (each drops every node above its neighbours' chord)
+
+
+def _optimistic_direction(
+    parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: float
+) -> tuple[_Profile, float, int] | None:
+    """Compose one direction's optimistic twins at step ``h``: (profile, slack, FFT length), ``None`` if one fails.
+
+    ``profile(eps) - slack`` is a lower bound on the composition's profile: ``slack`` is twice the FFT
+    window's miss probability (mass aliased into the window can only raise the computed profile), the
+    parts' rounding (:func:`_optimistic_dots`) and the floating-point allowance.
+    """
+    total = sum(k for _, k in parts)
+    tau, tau_fft = eta / (4.0 * total), eta / 8.0
+    twins = []
+    for loss, k in parts:
+        twin = _optimistic_dots(loss, h, tau)
+        if twin is None:
+            return None
+        twins.append((twin, k))
+    pmf, first, _ = _compose([(d, k) for (d, _), k in twins], tau_fft, h)
+    values = np.asarray(h * (first + np.arange(pmf.size)), dtype=np.float64)
+    rounding = sum(k * r for (_, r), k in twins)
+    return _profile(values, pmf), 2.0 * tau_fft + rounding + _FLOAT_SLACK, sp_fft.next_fast_len(pmf.size, real=True)
 
 
 def _dots_direction(parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: float) -> tuple[_Profile, float]:
@@ -780,6 +988,15 @@ def _inverse(delta: Callable[[float], float], target: float, lo: float, hi: floa
     return hi
 
 
+def _consistent(lower: float, upper: float) -> tuple[float, float]:
+    """``(lower, upper)``, or a RuntimeError if the two certified ends cross (beyond rounding): a fault."""
+    if lower > upper + 1e-9 * abs(upper) + 1e-15:
+        raise RuntimeError(
+            f"inconsistent bracket [{lower!r}, {upper!r}]: two certified bounds cross, so one of them is wrong"
+        )
+    return lower, upper
+
+
 def _real(name: str, value: object) -> float:
     """``value`` as a float if it is a real number (not a bool, a string or a complex), else a ValueError."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
@@ -798,7 +1015,11 @@ class PldBracket:
     ``value_discretization``), ``"exact-gaussian"`` (only Gaussian mechanisms:
     the closed form, no grid) or ``"exact"`` (one release of one mechanism:
     its own exact profile); for the last two ``lower`` and ``upper`` are the
-    two sides of the root of the exact profile.
+    two sides of the root of the exact profile. For ``"pld"``,
+    ``value_discretization`` is the step of the lower end's grid,
+    ``connect_dots_step`` that of the upper end's, and ``hoeffding_t`` is 0
+    when the lower end is the optimistic twin's (else the mean-matched
+    bracket's Hoeffding term).
     """
 
     lower: float
@@ -1071,6 +1292,54 @@ class PldAccountant:
             "ask for a larger relative_width"
         )
 
+    def _twin_at(self, h: float, delta: float, with_upper: bool) -> tuple[float, float, int] | None:
+        """(lower, upper, FFT length) from the optimistic twin and connect-the-dots at step ``h``; ``None`` if a
+        twin could not be built. Over the directions the larger of each end counts (the true epsilon is the
+        larger of the directions'). Without ``with_upper`` the upper end is not computed (``inf``)."""
+        eta = 1e-3 * self.eta_fraction * delta  # truncation and FFT window only, as for connect-the-dots
+        lowers, uppers, n = [], [math.inf], 0
+        for parts in self._discretised():
+            twin = _optimistic_direction(parts, h, eta)
+            if twin is None:
+                return None
+            below, slack, n_twin = twin
+            root = _inverse(lambda e, f=below, s=slack: f(e) - s, delta, -1e4, 1e4)  # type: ignore[misc]
+            lowers.append(root - 2e-13 * max(1.0, abs(root)))  # the root lies within the bisection's tolerance
+            if with_upper:
+                profile, mass = _dots_direction(parts, h, eta)
+                uppers.append(_inverse(profile, delta - mass, -1e4, 1e4))
+            n = max(n, n_twin)
+        cap = self._largest_loss()
+        upper = max(uppers[1:]) if with_upper else math.inf
+        return min(max(max(lowers), 0.0), cap), min(max(upper, 0.0), cap), n
+
+    def _twin_bracket(self, delta: float, upper: float, upper_step: float) -> PldBracket | None:
+        """The bracket from the optimistic twin and connect-the-dots, refined to ``relative_width``.
+
+        ``upper`` is the refined connect-the-dots bound (:meth:`_dots_epsilon`,
+        at ``upper_step``); the lower end comes from the twin. Its error falls
+        like the square of the step, so the step shrinks by
+        ``0.8 sqrt(goal / width)`` (between 1.5 and 16 at a time) until the width
+        is met; the best end found at any step is kept (each is certified).
+        ``None`` if a twin cannot be built (then the mean-matched bracket is
+        used) or if a fixed ``value_discretization`` is too coarse.
+        """
+        fixed = self.value_discretization
+        h = fixed if fixed is not None else self._snap(0.03 * math.sqrt(self.relative_width * max(upper, 1.0)))
+        lower = 0.0
+        for _ in range(1 if fixed is not None else 10):
+            found = self._twin_at(h, delta, with_upper=fixed is not None)
+            if found is None:
+                return None
+            lower, upper = max(lower, found[0]), min(upper, found[1])
+            width, goal = upper - lower, self.relative_width * max(lower, EPSILON_FLOOR)
+            if width <= goal or upper == 0.0:
+                dirs = len(self._discretised())
+                eta = 1e-3 * self.eta_fraction * delta
+                return PldBracket(lower, upper, h, 0.0, eta, found[2], dirs, method="pld", connect_dots_step=upper_step)
+            h = self._snap(h * max(1.0 / 16.0, min(1.0 / 1.5, 0.8 * math.sqrt(goal / width))))
+        return None
+
     def _bracket_at(
         self, h: float, delta: float, dots_upper: float = math.inf, dots_step: float = 0.0, with_dots: bool = False
     ) -> PldBracket:
@@ -1118,11 +1387,17 @@ class PldAccountant:
     def epsilon_bracket_details(self, delta: float) -> PldBracket:
         """The epsilon bracket at ``delta`` with how it was obtained (grid step, Hoeffding t, eta, FFT length).
 
+        A closed form where there is one; else the optimistic twin's lower end
+        and connect-the-dots' upper end (``hoeffding_t = 0``); else the
+        mean-matched bracket (module docstring).
+
         Raises
         ------
         ValueError
             If ``delta`` is not in [:data:`MIN_DELTA`, 1), nothing was composed, or the request exceeds
             :data:`MAX_FFT_LENGTH`.
+        RuntimeError
+            If two certified ends cross (a fault, never expected).
         """
         delta = self._check_delta(delta)
         exact = self._exact(delta)
@@ -1130,6 +1405,10 @@ class PldAccountant:
             return exact
         estimate = self._rdp_estimate(delta)
         dots, dots_step = self._dots_epsilon(delta, estimate) if self._has_dots() else (math.inf, 0.0)
+        if self._has_dots():
+            twin = self._twin_bracket(delta, dots, dots_step)
+            if twin is not None:
+                return twin
         if self.value_discretization is not None:
             br = self._bracket_at(self.value_discretization, delta, dots, dots_step)
             if br.upper - br.lower > self.relative_width * max(br.lower, EPSILON_FLOOR):
@@ -1181,7 +1460,7 @@ class PldAccountant:
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """``(lower, upper)``: the true epsilon at ``delta`` lies in it (see the module docstring)."""
         br = self.epsilon_bracket_details(delta)
-        return br.lower, br.upper
+        return _consistent(br.lower, br.upper)
 
     def epsilon(self, delta: float) -> float:
         """A certified upper bound on epsilon at ``delta``, without the lower end (faster than the bracket).
@@ -1208,6 +1487,9 @@ class PldAccountant:
     def delta_bracket(self, epsilon: float, value_discretization: float = 1e-4) -> tuple[float, float]:
         """``(lower, upper)`` around the true delta at ``epsilon`` >= 0, at the given grid step.
 
+        The upper end is the smaller of the mean-matched one and connect-the-dots', the lower end the larger of
+        the mean-matched one and the optimistic twin's (where it can be built); over the directions, the larger.
+
         Raises
         ------
         ValueError
@@ -1227,5 +1509,10 @@ class PldAccountant:
                 upper = min(upper, r.dots(eps) + r.dots_mass)
             uppers.append(upper)
         upper = min(1.0, max(uppers))
-        lower = max(0.0, max(r.profile(eps + r.t) - r.eta for r in runs))
-        return lower, upper
+        lowers = [r.profile(eps + r.t) - r.eta for r in runs]
+        for parts in self._discretised():  # the optimistic twin's profile, where it can be built
+            twin = _optimistic_direction(parts, h, 1e-15)
+            if twin is not None:
+                lowers.append(twin[0](eps) - twin[1])
+        lower = max(0.0, max(lowers))
+        return _consistent(lower, upper)

@@ -186,6 +186,12 @@ def test_centred_rounding_fails_without_the_mean_matching_shift(monkeypatch: pyt
         return pld._Discrete(d.pmf, d.start, 0.0, d.tail)
 
     monkeypatch.setattr(pld, "_discretise", unshifted)
+    # the biased mean-matched bracket now crosses the optimistic twin's certified lower end: the accountant
+    # refuses the inconsistent bracket instead of returning it
+    with pytest.raises(RuntimeError, match="inconsistent bracket"):
+        cx.centred_rounding(0.505, 2000, 0.01, 300.0)
+    # without the twin (it cannot always be built), the biased bracket misses the exact value
+    monkeypatch.setattr(pld, "_optimistic_direction", lambda *args: None)
     res = cx.centred_rounding(0.505, 2000, 0.01, 300.0)
     assert not as_evidence(res.evidence[0]).holds
 
@@ -195,3 +201,18 @@ def test_fixed_size_sampling_is_above_poisson_and_the_quadrature_matches_the_bin
     # the quadrature at other = 0 is the Poisson curve; a wrong rate is caught by the same comparison
     wrong = cx.mixture_rdp([2, 8], 1.1, 0.02, 0.0) / cx._sgm_rdp_integer(np.array([2, 8]), 1.1, 0.01)
     assert np.all(np.abs(wrong - 1) > 1e-3)
+
+
+def test_optimistic_twin_is_below_the_exact_answer_and_its_control_fails():
+    res = cx.optimistic_twin(1.0, 10, 1e-5, (1e-2, 1e-3))
+    assert_sound(res)
+    assert res.lower[0] < res.lower[1] <= res.exact <= res.upper[1] < res.upper[0]
+
+
+def test_optimistic_twin_evidence_fails_when_the_twin_is_not_lowered(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dpcore.pld as pld
+
+    # the chord through the lattice values in place of the twin: its "lower" end is above the exact answer
+    monkeypatch.setattr(pld, "_optimistic_dots", lambda loss, h, tau: (pld._connect_dots(loss, h, tau)[0], 0.0))
+    res = cx.optimistic_twin(1.0, 10, 1e-5, (1e-2, 1e-3))
+    assert not as_evidence(res.evidence[0]).holds
