@@ -14,7 +14,10 @@ selection, Clopper-Pearson bounds).
 The scaling section (issue 15, section 5) runs the same audit (5 x 10^7
 samples per side, one seed) serially, on ProcessPoolExecutor(1) and (2), on
 ThreadPoolExecutor(2) and on a Dask LocalCluster(processes=True) of 1 and 2
-workers, checks that every run returns the serial bound, and measures what a
+workers, both with Dask's default worker environment and with the malloc
+settings recommended in dpcore.auditing (each cluster hosted by a child
+process, so that its scheduler and nannies do not share the serial audit's
+process), checks that every run returns the serial bound, and measures what a
 task costs besides its samples (round trip of an empty task, pickled sizes,
 the driver's serial part), from which it predicts the efficiency on more
 workers than this machine has.
@@ -33,9 +36,12 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -91,52 +97,116 @@ def task_round_trip(ex: Executor, workers: int, tasks: int = 400) -> float:
     return (time.perf_counter() - t0) * workers / tasks
 
 
+#: The Dask worker configuration recommended in ``dpcore.auditing`` (its module docstring, "Running on
+#: Dask"): glibc keeps the freed chunk-sized arrays for the next chunk instead of unmapping them and
+#: faulting fresh zeroed pages in again after every chunk, as Dask's default MALLOC_TRIM_THRESHOLD_=65536
+#: makes it do (setting either variable also turns off glibc's adaptive mmap threshold, so both are set).
+DASK_TUNED = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 1 << 28,
+    "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 1 << 25,
+}
+
+# Hosts one LocalCluster in a process of its own until a line comes on its stdin (not EOF: process-pool
+# workers forked later hold a copy of the pipe). A LocalCluster made in the
+# benchmark's process would put its scheduler and nannies (a dozen threads ticking every 20-100 ms) into
+# the process that runs the serial audit: they took its GIL and its core, and the serial row fell below
+# ProcessPoolExecutor(1) (92 against 126 M samples/s in the run of 2026-11-25). Each cluster also gets
+# a clean environment: a Nanny writes its pre-spawn environment into os.environ of the process hosting
+# it, where it overrides the config of every later cluster.
+_HOST_CLUSTER = """
+import json, logging, sys
+import dask
+from dask.distributed import LocalCluster
+workers, config = int(sys.argv[1]), json.loads(sys.argv[2])
+with dask.config.set(config):
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+    )
+print(cluster.scheduler_address, flush=True)
+sys.stdin.readline()
+cluster.close()
+"""
+
+
+@contextmanager
+def dask_client(workers: int, config: dict[str, object]) -> Iterator[Any]:
+    """A ``dask.distributed.Client`` on a ``LocalCluster(processes=True)`` of ``workers`` hosted by a child process."""
+    from dask.distributed import Client
+
+    host = subprocess.Popen(
+        [sys.executable, "-c", _HOST_CLUSTER, str(workers), json.dumps(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert host.stdin is not None and host.stdout is not None
+    try:
+        address = host.stdout.readline().strip()
+        if not address:
+            raise RuntimeError("the Dask cluster did not start")
+        with Client(address) as client:
+            client.wait_for_workers(workers)
+            yield client
+    finally:
+        try:
+            host.stdin.write("stop\n")
+            host.stdin.close()
+        except OSError:  # the host is gone already
+            pass
+        try:
+            host.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            host.kill()
+
+
+def _faults() -> int:
+    """Minor page faults of this process so far (run on the Dask workers)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
 def scaling(load: list[float]) -> tuple[list[str], dict[str, float]]:
     """Samples/s of one audit on each executor, identical bounds checked; overhead figures for the model."""
     mech = LaplaceMechanism(1.0)
-    rows: list[tuple[str, int, float, float]] = []  # name, workers, best rate, epsilon_lower
+    rows: list[tuple[str, int, float, str]] = []  # name, workers, best rate, worker page faults per audit
     ref = audit_epsilon(mech, 0.0, 1.0, SCALE_N, rng=15)
     figures: dict[str, float] = {}
 
     # Every executor is started first; then the configurations run in turn, three rounds, and each keeps
     # its best: on a shared machine all of them see the same pattern of load.
-    from contextlib import ExitStack
-
     with ExitStack() as stack:
-        configs: list[tuple[str, int, Executor | None]] = [("serial (no executor)", 1, None)]
+        configs: list[tuple[str, int, Executor | None, Any]] = [("serial (no executor)", 1, None, None)]
         for w in (1, 2):
-            configs.append((f"ProcessPoolExecutor({w})", w, stack.enter_context(ProcessPoolExecutor(w))))
-        configs.append(("ThreadPoolExecutor(2)", 2, stack.enter_context(ThreadPoolExecutor(2))))
+            configs.append((f"ProcessPoolExecutor({w})", w, stack.enter_context(ProcessPoolExecutor(w)), None))
+        configs.append(("ThreadPoolExecutor(2)", 2, stack.enter_context(ThreadPoolExecutor(2)), None))
         try:
-            import dask
-            from dask.distributed import Client, LocalCluster
+            import distributed  # noqa: F401 - only to know whether the Dask rows can run
 
-            # Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which makes glibc hand every
-            # 512 kB chunk array back to the OS and fault it in again: the last row starts them without it.
-            environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-            environ.pop("MALLOC_TRIM_THRESHOLD_", None)
-            for w, trim in ((1, True), (2, True), (2, False)):
-                with dask.config.set({} if trim else {"distributed.nanny.pre-spawn-environ": environ}):
-                    cluster = stack.enter_context(
-                        LocalCluster(n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None)
+            for tuned in (False, True):
+                for w in (1, 2):
+                    client = stack.enter_context(dask_client(w, DASK_TUNED if tuned else {}))
+                    name = f"Dask LocalCluster, {w} worker{'s' * (w > 1)}, " + (
+                        "recommended malloc settings" if tuned else "Dask's default worker environment"
                     )
-                client = stack.enter_context(Client(cluster))
-                name = f"Dask LocalCluster(processes=True), {w} worker{'s' * (w > 1)}"
-                configs.append((name + ("" if trim else ", without MALLOC_TRIM_THRESHOLD_"), w, client.get_executor()))
+                    configs.append((name, w, client.get_executor(), client))
         except ImportError:  # pragma: no cover - dask is in the venv
             pass
-        for _, _, ex in configs[1:]:
+        for _, _, ex, _ in configs[1:]:
             audit_epsilon(mech, 0.0, 1.0, 10**6, rng=1, executor=ex)  # start and warm the workers
-        best = {name: 0.0 for name, _, _ in configs}
+        best = {name: 0.0 for name, _, _, _ in configs}
+        faults: dict[str, str] = {name: "" for name, _, _, _ in configs}
         for _ in range(3):
-            for name, _, ex in configs:
+            for name, _, ex, client in configs:
+                before = client.run(_faults) if client is not None else {}
                 t0 = time.perf_counter()
                 res = audit_epsilon(mech, 0.0, 1.0, SCALE_N, rng=15, executor=ex)
                 best[name] = max(best[name], 2 * SCALE_N / (time.perf_counter() - t0))
                 assert res == ref, f"{name}: the bound moved ({res.epsilon_lower} vs {ref.epsilon_lower})"
-        rows.extend((name, w, best[name], ref.epsilon_lower) for name, w, _ in configs)
-        for name, w, ex in configs[1:]:
-            if "Thread" not in name and "MALLOC" not in name:
+                if client is not None:
+                    after = client.run(_faults)
+                    faults[name] = " + ".join(f"{after[k] - before[k]:,}" for k in sorted(before))
+        rows.extend((name, w, best[name], faults[name]) for name, w, _, _ in configs)
+        for name, w, ex, _ in configs[1:]:
+            if "Thread" not in name and "default" not in name:
                 kind = "processes" if "Process" in name else "dask"
                 figures[f"round trip, {kind}({w})"] = task_round_trip(ex, w, tasks=400 if kind == "processes" else 200)
 
@@ -181,12 +251,20 @@ def scaling(load: list[float]) -> tuple[list[str], dict[str, float]]:
         f"round; every run returned exactly the serial "
         f"bound (epsilon_lower = {ref.epsilon_lower:.6f}, compared with `==` on the whole `AuditResult`).",
         "",
-        "| executor | workers | audited samples/s | speed-up over serial | efficiency |",
-        "|---|---:|---:|---:|---:|",
+        "| executor | workers | audited samples/s | speed-up over serial | efficiency "
+        "| worker minor page faults per audit |",
+        "|---|---:|---:|---:|---:|---:|",
         *[
-            f"| {name} | {w} | {rate / 1e6:.1f} M | {rate / serial_rate:.2f} | {rate / serial_rate / w:.0%} |"
-            for name, w, rate, _ in rows
+            f"| {name} | {w} | {rate / 1e6:.1f} M | {rate / serial_rate:.2f} | {rate / serial_rate / w:.0%} "
+            f"| {faults} |"
+            for name, w, rate, faults in rows
         ],
+        "",
+        "Each Dask cluster is hosted by a process of its own (a scheduler and nannies inside the benchmark's",
+        "process slowed its serial row). Dask starts workers with `MALLOC_TRIM_THRESHOLD_=65536`, which also",
+        "turns off glibc's adaptive mmap threshold: every 512 kB array of a 2^16-sample chunk is mapped, faulted",
+        "in page by page and unmapped again (the page-fault column, counted on the workers in the last round);",
+        'the recommended settings (`dpcore.auditing`, "Running on Dask") keep those pages for the next chunk.',
         "",
         "## Cost of a task besides its samples",
         "",
