@@ -70,6 +70,47 @@ pilot chunk and the event selection, whose Clopper--Pearson scores are
 searched by branch and bound (``_best_threshold``).
 ``benchmarks/results/audit.md`` measures the rate on each executor.
 
+Running on Dask
+---------------
+Pass ``client.get_executor()`` of a ``dask.distributed.Client`` as
+``executor``; the result is the same as on any other executor. Two things
+decide the speed:
+
+* **The workers' malloc settings.** Dask's nanny starts workers with
+  ``MALLOC_TRIM_THRESHOLD_=65536``, which also turns off glibc's adaptive
+  mmap threshold: every 512 kB array of a 2^16-sample chunk is then mapped,
+  faulted in page by page and unmapped again (about 400,000 page faults and
+  as much system time as sampling time in a 2 x 5e7 audit on one worker, which
+  ran at 57 M samples/s against 142 M/s on ``ProcessPoolExecutor(1)`` on the
+  2-core build machine). Start the workers with both thresholds raised, so
+  that freed chunk arrays are reused (an audit's worker holds a few MB, so
+  the memory kept is small)::
+
+      import dask
+      from dask.distributed import Client, LocalCluster
+
+      env = "distributed.nanny.pre-spawn-environ."
+      with dask.config.set({env + "MALLOC_TRIM_THRESHOLD_": 2**28, env + "MALLOC_MMAP_THRESHOLD_": 2**25}):
+          cluster = LocalCluster(n_workers=4, threads_per_worker=1)
+      client = Client(cluster)
+      result = audit_epsilon(mechanism, d, d_prime, 10**9, rng=1, executor=client.get_executor())
+
+  For workers started from a shell (``dask worker``), export
+  ``MALLOC_TRIM_THRESHOLD_=268435456`` and ``MALLOC_MMAP_THRESHOLD_=33554432``
+  first: a variable already in the environment overrides Dask's config (and a
+  nanny writes its variables into the environment of the process that hosts
+  it, so set the config before the first cluster of a process is made).
+* **Threads.** The tasks are sized for the cluster's threads
+  (``dpcore._engine.worker_count``); the measurements used
+  ``threads_per_worker=1``, one worker process per core.
+
+Each Dask task costs milliseconds of CPU in the scheduler, the worker's event
+loop and the client, so an audit on Dask is cut into fewer, larger tasks (up
+to ``dpcore._engine.DISTRIBUTED_TASK_CHUNKS`` = 1024 chunks, against 64 on a
+process pool; the progress bar advances by larger steps). Scheduler, nannies
+and the client's event loop also take CPU of their own: on a machine with as
+many workers as cores that time comes out of the workers'.
+
 Limits of the auditor
 ---------------------
 ``n_samples <= max_samples`` (default 10^9 per side), ``bins <= max_bins``
@@ -454,11 +495,10 @@ def audit_epsilon(
     executor : concurrent.futures.Executor, optional
         Where to generate and count the chunks (``None``: in this process).
         A ``ProcessPoolExecutor`` uses several cores; a Dask cluster is used
-        through ``dask.distributed.Client.get_executor()`` (on the 2-core
-        build machine a Dask worker ran even a serial audit at under half the
-        rate of a plain process, 49 against 111 M samples/s, partly because
-        Dask starts workers with ``MALLOC_TRIM_THRESHOLD_=65536``: 77 M/s
-        without it; ``benchmarks/results/audit.md`` has the Dask rows).
+        through ``dask.distributed.Client.get_executor()``, best with the
+        worker settings of "Running on Dask" in this module's documentation
+        (with Dask's defaults a worker sampled at less than half the rate of
+        a pool process; ``benchmarks/results/audit.md`` has the Dask rows).
     delta : float
         The delta of the :math:`(\varepsilon,\delta)` claim audited, in [0, 1);
         0 audits pure epsilon-DP.
@@ -617,7 +657,8 @@ class _Streams:
         """Counts of ``counter`` over every chunk of ``phase`` on both sides (chunk 0 skipped if ``skip_first``).
 
         Integer counts add exactly, so the chunks are grouped in tasks sized
-        for the executor's workers (``dpcore._engine.balanced_tasks``)
+        for the executor's workers (``dpcore._engine.balanced_tasks``; up to
+        ``dpcore._engine.max_task_chunks`` chunks a task, more on Dask)
         without changing the result.
         """
         start = 1 if skip_first else 0
@@ -627,7 +668,9 @@ class _Streams:
             (partial(_count_chunk, self.mechanism, self.datas[side], counter), self.stream(phase, side))
             for side in (0, 1)
         ]
-        tasks = _engine.balanced_tasks(len(sizes) - start, 2, _engine.worker_count(self.executor))
+        tasks = _engine.balanced_tasks(
+            len(sizes) - start, 2, _engine.worker_count(self.executor), _engine.max_task_chunks(self.executor)
+        )
         totals = _engine.fold_streams(
             streams, np.add, sizes, executor=self.executor, start=start, tasks=tasks, on_task=self.advance
         )

@@ -97,9 +97,42 @@ def test_process_pool_equals_serial():
     assert one == serial
 
 
+def test_dask_sized_tasks_give_the_serial_result():
+    # an executor that looks like Dask's gets tasks of up to 1024 chunks: with chunk_size 2^10 and 10^6
+    # samples, the 195 selection chunks after the pilot and the 782 estimation chunks are one task per side
+    # and phase (4 tasks; 2 x (ceil(195 / 64) + ceil(782 / 64)) = 34 on a plain pool), same result
+    from concurrent.futures import ThreadPoolExecutor
+
+    class Submits(ThreadPoolExecutor):
+        def __init__(self, dask_like: bool) -> None:
+            super().__init__(2)
+            self.tasks = 0
+            if dask_like:
+                self._client = _NThreads()
+
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+            self.tasks += 1
+            return super().submit(fn, *args, **kwargs)
+
+    kw = dict(rng=7, chunk_size=1 << 10)
+    serial = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 1_000_000, **kw)
+    for dask_like, tasks in ((True, 4), (False, 34)):
+        with Submits(dask_like) as ex:
+            assert audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 1_000_000, executor=ex, **kw) == serial
+        assert ex.tasks == tasks
+
+
+class _NThreads:
+    """The ``_client`` of a fake Dask executor: two threads."""
+
+    def nthreads(self) -> dict[str, int]:
+        return {"w": 2}
+
+
 def test_dask_local_cluster_equals_serial():
     distributed = pytest.importorskip("dask.distributed")
-    kw = dict(rng=99, chunk_size=1 << 14)
+    # chunks of 2^12: 48 selection and 196 estimation chunks per side, one Dask task each (4 per side on a pool)
+    kw = dict(rng=99, chunk_size=1 << 12)
     serial = audit_epsilon(LaplaceMechanism(1.0), 0.0, 1.0, 1_000_000, **kw)
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,

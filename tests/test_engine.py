@@ -160,6 +160,33 @@ def test_balanced_tasks_fill_whole_rounds_of_workers() -> None:
     assert [f for f, _ in groups] == [1 + sum(m for _, m in groups[:i]) for i in range(8)]
 
 
+def test_tasks_on_dask_hold_up_to_distributed_task_chunks() -> None:
+    # ceil(611 / 1024) = 1 task per side; on 16 workers, 16 / gcd(16, 2) = 8 per side fill whole rounds
+    big = _engine.DISTRIBUTED_TASK_CHUNKS
+    assert big == 1024
+    assert _engine.balanced_tasks(611, 2, 1, big) == 1 and _engine.balanced_tasks(611, 2, 2, big) == 1
+    assert _engine.balanced_tasks(611, 2, 16, big) == 8 and _engine.balanced_tasks(3000, 2, 1, big) == 3
+    for chunks in (1, 63, 1023, 1024, 1025, 12_208):
+        for workers in (1, 2, 3, 16):
+            t = _engine.balanced_tasks(chunks, 2, workers, big)
+            assert 1 <= t <= chunks and -(-chunks // t) <= big
+            assert t >= _engine.balanced_tasks(chunks, 2, workers, 10**9)  # never fewer than one round
+    with pytest.raises(ValueError, match="task_chunks"):
+        _engine.balanced_tasks(10, 2, 2, 0)
+
+
+def test_max_task_chunks_is_larger_only_for_a_dask_executor() -> None:
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    class DaskLike:
+        _client = object()  # what dask.distributed's ClientExecutor has
+
+    assert _engine.max_task_chunks(DaskLike()) == _engine.DISTRIBUTED_TASK_CHUNKS
+    assert _engine.max_task_chunks(None) == _engine.TASK_CHUNKS
+    with ThreadPoolExecutor(1) as t, ProcessPoolExecutor(1) as p:
+        assert _engine.max_task_chunks(t) == _engine.max_task_chunks(p) == _engine.TASK_CHUNKS
+
+
 def test_worker_count_of_each_kind_of_executor() -> None:
     from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
