@@ -289,11 +289,14 @@ def prediction(f: dict[str, float]) -> list[str]:
         "## Predicted efficiency on more workers (not measurable on this machine)",
         "",
         "Model: each phase's 2 x chunks are cut into tasks (`dpcore._engine.balanced_tasks`: whole rounds of",
-        "W tasks, at most 64 chunks each); a phase takes ceil(tasks / W) x (chunks per task x t_chunk + t_task),",
+        "W tasks, at most 64 chunks each on a process pool, 1024 on Dask, `dpcore._engine.max_task_chunks`);",
+        "a phase takes ceil(tasks / W) x (chunks per task x t_chunk + t_task),",
         "plus the event selection in the driver (serial). t_chunk, t_task and the selection time are the",
         "figures measured above on this machine (old: fixed 64-chunk tasks and every threshold scored); memory",
         "bandwidth, turbo and cache sharing on a 16-core machine are not modelled, so this is what the task",
-        "structure allows, not a measurement.",
+        "structure allows, not a measurement. Nor is the CPU a Dask task costs in the scheduler, the workers'",
+        "event loops and the client while it runs (about 11 ms a task on this machine, the reason for Dask's",
+        "larger tasks), which comes out of the workers' time when there are as many workers as cores.",
         "",
         "| workers | old code, process pool | new, process pool | new, Dask |",
         "|---:|---:|---:|---:|",
@@ -307,10 +310,13 @@ def prediction(f: dict[str, float]) -> list[str]:
             old += -(-tasks // w) * (64 * chunk + trip["processes"])
         old += old_serial
         cells = []
-        for t_task in (trip["processes"], trip["dask"]):
+        for t_task, cap in (
+            (trip["processes"], _engine.TASK_CHUNKS),
+            (trip["dask"], _engine.DISTRIBUTED_TASK_CHUNKS),
+        ):
             new = 0.0
             for c in (c_sel, c_est):
-                tasks = 2 * _engine.balanced_tasks(c, 2, w)
+                tasks = 2 * _engine.balanced_tasks(c, 2, w, cap)
                 new += -(-tasks // w) * (-(-2 * c // tasks) * chunk + t_task)
             new += serial_part
             cells.append(f"{one / new / w:.0%}")

@@ -73,24 +73,26 @@ searched by branch and bound (``_best_threshold``).
 Running on Dask
 ---------------
 Pass ``client.get_executor()`` of a ``dask.distributed.Client`` as
-``executor``; the result is the same as on any other executor. Two things
-decide the speed:
+``executor``; the result is the same as on any other executor. What the
+speed depends on:
 
 * **The workers' malloc settings.** Dask's nanny starts workers with
   ``MALLOC_TRIM_THRESHOLD_=65536``, which also turns off glibc's adaptive
   mmap threshold: every 512 kB array of a 2^16-sample chunk is then mapped,
   faulted in page by page and unmapped again (about 400,000 page faults and
   as much system time as sampling time in a 2 x 5e7 audit on one worker, which
-  ran at 57 M samples/s against 142 M/s on ``ProcessPoolExecutor(1)`` on the
-  2-core build machine). Start the workers with both thresholds raised, so
-  that freed chunk arrays are reused (an audit's worker holds a few MB, so
-  the memory kept is small)::
+  ran at 63 M samples/s against 143 M/s on ``ProcessPoolExecutor(1)`` on the
+  2-core build machine; 130 M/s with the settings below, and 2 such workers
+  200 M/s against 225 M/s on 2 processes). Start the workers with both
+  thresholds raised, so that freed chunk arrays are reused (an audit's worker
+  holds a few MB, so the memory kept is small)::
 
       import dask
       from dask.distributed import Client, LocalCluster
 
       env = "distributed.nanny.pre-spawn-environ."
-      with dask.config.set({env + "MALLOC_TRIM_THRESHOLD_": 2**28, env + "MALLOC_MMAP_THRESHOLD_": 2**25}):
+      tuned = {env + "MALLOC_TRIM_THRESHOLD_": 2**28, env + "MALLOC_MMAP_THRESHOLD_": 2**25}
+      with dask.config.set(tuned):
           cluster = LocalCluster(n_workers=4, threads_per_worker=1)
       client = Client(cluster)
       result = audit_epsilon(mechanism, d, d_prime, 10**9, rng=1, executor=client.get_executor())
