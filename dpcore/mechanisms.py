@@ -435,8 +435,8 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         log_c = math.log(-math.expm1(log_r)) - norm  # log of (1 - e^{-1/t}) / (1 + e^{-1/t})
         values = np.concatenate([[d / b, -d / b], (d - 2 * z) / b])
         logs = np.concatenate([[-norm, -d / b - norm], log_c - z / b])
-        masses = np.exp(logs)
-        return (atomic_privacy_loss(values, masses / masses.sum(), f"discrete Laplace, scale {self.scale}"),)
+        logs = logs - float(special.logsumexp(logs))
+        return (atomic_privacy_loss(values, logs, f"discrete Laplace, scale {self.scale}", log_masses=True),)
 
 
 def randomized_response(bits: ArrayLike, epsilon: float, rng: RNGLike = None) -> NDArray[np.int64]:
@@ -628,9 +628,7 @@ class RandomizedResponse(Mechanism):
     def privacy_losses(self) -> tuple[PrivacyLoss]:
         r"""The privacy loss: :math:`\varepsilon_0` with probability :math:`p`, :math:`-\varepsilon_0` otherwise."""
         lp, lq = self._log_p
-        return (
-            atomic_privacy_loss([self.epsilon0, -self.epsilon0], [math.exp(lp), math.exp(lq)], "randomized response"),
-        )
+        return (atomic_privacy_loss([self.epsilon0, -self.epsilon0], [lp, lq], "randomized response", log_masses=True),)
 
 
 @dataclass(frozen=True)

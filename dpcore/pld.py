@@ -314,30 +314,54 @@ def _step_functions(v: NDArray[np.float64], m: NDArray[np.float64]) -> tuple[CDF
     return cdf, sf
 
 
-def atomic_privacy_loss(values: ArrayLike, masses: ArrayLike, name: str = "") -> PrivacyLoss:
-    """A loss with finitely many atoms (randomised response, the discrete Laplace mechanism).
+def atomic_privacy_loss(
+    values: ArrayLike, masses: ArrayLike, name: str = "", *, log_masses: bool = False
+) -> PrivacyLoss:
+    r"""A loss with finitely many atoms (randomised response, the discrete Laplace mechanism).
+
+    ``masses`` are the atoms' probabilities under :math:`P`, or their logarithms with ``log_masses=True``:
+    the law under :math:`Q` has the masses :math:`m e^{-v}`, computed as :math:`\exp(\log m - v)`, which
+    keeps the :math:`Q`-mass of an atom far below 0 whose :math:`P`-mass underflows.
 
     Raises
     ------
     ValueError
         If ``values`` and ``masses`` differ in length, a value is not finite,
-        a mass is negative or the masses do not sum to 1 (to 1e-12).
+        a mass is negative or the masses do not sum to 1 (to 1e-12), or the
+        masses under :math:`Q` sum to more than 1 (to 1e-9); less is :math:`Q`'s
+        mass where :math:`P` has none (a loss of :math:`-\infty`, counted by ``q_cdf``).
     """
     v = np.asarray(values, dtype=float).ravel()
-    m = np.asarray(masses, dtype=float).ravel()
+    raw = np.asarray(masses, dtype=float).ravel()
+    with np.errstate(divide="ignore"):
+        log_m = raw if log_masses else np.log(np.where(raw >= 0, raw, np.nan))
+    m = np.exp(log_m)
     if v.shape != m.shape or v.size == 0:
         raise ValueError("values and masses must be non-empty and of equal length")
-    if not np.all(np.isfinite(v)) or np.any(m < 0) or abs(float(m.sum()) - 1.0) > 1e-12:
+    if not np.all(np.isfinite(v)) or np.any(np.isnan(log_m)) or np.any(log_m == np.inf):
+        raise ValueError("values must be finite and masses non-negative, summing to 1")
+    if abs(float(m.sum()) - 1.0) > 1e-12:
         raise ValueError("values must be finite and masses non-negative, summing to 1")
     order = np.argsort(v)
-    v, m = v[order], m[order]
+    v, m, log_m = v[order], m[order], log_m[order]
     cdf, sf = _step_functions(v, m)
 
     def partial_mean(a: float, b: float) -> float:
         inside = (v > a) & (v <= b)
         return float(np.sum(v[inside] * m[inside]))
 
-    q_cdf, q_sf = _step_functions(v, m * np.exp(-v))  # Q's masses at the same atoms
+    with np.errstate(over="ignore"):  # Q's masses at the same atoms, m e^{-v}, in logs
+        q_mass = np.exp(log_m - v)
+    q_total = float(q_mass.sum())
+    if not (np.all(np.isfinite(q_mass)) and q_total <= 1.0 + 1e-9):
+        raise ValueError(
+            f"masses * exp(-values) must sum to at most 1 (the law of the loss under Q); they sum to {q_total!r}"
+        )
+    q_cdf_atoms, q_sf = _step_functions(v, q_mass)
+    at_minus_inf = max(0.0, 1.0 - q_total)  # Q's mass where P has none: the loss is -inf there
+
+    def q_cdf(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(q_cdf_atoms(x) + at_minus_inf)
 
     nonzero = np.abs(v[v != 0.0])
     lattice = None
@@ -858,12 +882,17 @@ def _block_log_mgf(pmf: NDArray[np.float64], lam: NDArray[np.float64], size: int
 def _log_mgf(pmf: NDArray[np.float64], lam: float) -> float:
     """``log E[exp(lam * I)]`` of the lattice index ``I ~ pmf`` (index 0 first), exactly: one exponential a cell.
 
-    The exponent is taken relative to the last index (``lam > 0``) or the first (``lam < 0``), so no term
-    overflows and no logarithm of the masses is needed.
+    The exponent is taken relative to the last index with mass (``lam > 0``) or the first (``lam < 0``), so
+    no term overflows, the sum is at least that index's mass (it cannot underflow to 0), and no logarithm
+    of the masses is needed.
     """
-    ref = pmf.size - 1 if lam > 0 else 0
-    total = float(pmf @ np.exp(lam * (np.arange(pmf.size) - ref)))
-    return lam * ref + math.log(total) if total > 0.0 else -math.inf
+    support = np.flatnonzero(pmf > 0.0)
+    if support.size == 0:
+        return -math.inf
+    first, last = int(support[0]), int(support[-1])
+    ref = last if lam > 0 else first
+    total = float(pmf[first : last + 1] @ np.exp(lam * (np.arange(first, last + 1) - ref)))
+    return lam * ref + math.log(total)
 
 
 def _window(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> tuple[int, int]:

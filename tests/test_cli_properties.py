@@ -28,7 +28,7 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from dpcore.cli import main
@@ -290,6 +290,27 @@ def account_argv(draw: st.DrawFn) -> list[str]:
 
 @settings(SETTINGS, max_examples=150)
 @given(argv=account_argv())
+# found by this test: an atom at -800 whose P-mass underflows lost its Q-mass (e^{-v} overflowed), and the FFT
+# window's log-mgf underflowed to 0 for a part with no mass at its first lattice point
+@example(
+    [
+        "account",
+        "--mechanism",
+        "discrete-laplace",
+        "--scale",
+        "0.01",
+        "--sensitivity",
+        "8",
+        "--count",
+        "1",
+        "--delta",
+        "0.1",
+        "--json",
+    ]
+)
+@example(
+    ["account", "--mechanism", "randomized-response", "--epsilon0", "800", "--count", "3", "--delta", "0.1", "--json"]
+)
 def test_account_answers_or_refuses_in_one_line(argv: list[str]) -> None:
     status, data = check_outcome(argv)
     if status == 0:  # the tightest certified epsilon is the smallest of those reported, and finite or "inf"

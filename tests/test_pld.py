@@ -173,8 +173,15 @@ def test_the_laws_agree_with_their_own_descriptions():
     lap = laplace_privacy_loss_law(1.3)
     assert lap.partial_mean(-2, 2) == pytest.approx(1.3 - 1 + math.exp(-1.3), rel=1e-12)  # KL of Laplace
     assert float(lap.cdf(np.array([1.3]))[0]) == 1.0 and float(lap.cdf(np.array([-1.31]))[0]) == 0.0
-    rr = atomic_privacy_loss([1.0, -1.0], [0.7, 0.3])
-    assert rr.partial_mean(-2, 2) == pytest.approx(0.4) and rr.partial_mean(0, 2) == pytest.approx(0.7)
+    p = math.e / (1 + math.e)  # randomised response at 1: E_P[e^{-L}] = p/e + (1 - p) e = 1
+    rr = atomic_privacy_loss([1.0, -1.0], [p, 1 - p])
+    assert rr.partial_mean(-2, 2) == pytest.approx(2 * p - 1) and rr.partial_mean(0, 2) == pytest.approx(p)
+    with pytest.raises(ValueError, match="under Q"):  # E_P[e^{-L}] = 1.07 > 1: no law under Q has these losses
+        atomic_privacy_loss([1.0, -1.0], [0.7, 0.3])
+    partial = atomic_privacy_loss([2.0, 0.0], [0.5, 0.5])  # E_P[e^{-L}] = 0.568: Q puts 0.432 where P has none
+    far = np.array([-1e6])
+    assert float(partial.q_cdf(far)[0]) == pytest.approx(1 - 0.5 * math.exp(-2.0) - 0.5, rel=1e-12)
+    assert float(partial.q_cdf(far)[0] + partial.q_sf(far)[0]) == pytest.approx(1.0, rel=1e-12)
     for mech in (dpcore.LaplaceMechanism(0.8), dpcore.GaussianMechanism(1.2), dpcore.RandomizedResponse(0.7)):
         (loss,) = mech.privacy_losses()
         for e in (0.0, 0.3, 1.0):
@@ -368,3 +375,17 @@ def test_without_its_lowering_the_twin_would_not_be_a_lower_bound(monkeypatch: p
     acc = dpcore.PldAccountant(closed_form=False).compose(dpcore.GaussianMechanism(1.0), 10)
     lower, _, _ = acc._twin_at(1e-2, 1e-5, with_upper=True)
     assert lower > _gauss_exact(1.0, 10, 1e-5)
+
+
+@pytest.mark.parametrize("eps0, k", [(800.0, 3), (40.0, 5)])
+def test_randomized_response_with_a_huge_epsilon0_keeps_its_law_under_q(eps0, k):
+    # the atom at -eps0 has P-mass e^{-eps0}/(1+e^{-eps0}) (underflows at 800) and Q-mass 1/(1+e^{-eps0}):
+    # computed from the logarithms, Q keeps it (e^{eps0} m overflowed before, a NaN law)
+    loss = dpcore.RandomizedResponse(eps0).privacy_losses()[0]
+    x = np.array([-2 * eps0, 0.0, 2 * eps0])
+    assert np.allclose(loss.q_cdf(x) + loss.q_sf(x), 1.0) and float(loss.q_sf(np.array([0.0]))[0]) < 1e-15
+    # exact: with J ~ Bin(k, p) the loss is eps0 (2J - k); at delta 0.1 only J = k matters here
+    target = 0.1
+    exact = k * eps0 + math.log1p(-target / stats.binom(k, 1 / (1 + math.exp(-eps0))).pmf(k))
+    lo, hi = dpcore.PldAccountant().compose(dpcore.RandomizedResponse(eps0), k).epsilon_bracket(target)
+    assert lo <= exact <= hi

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from _hypothesis_helpers import FAST, any_value
 from _hypothesis_helpers import answer_or_value_error as _answer_or_value_error
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import dpcore
@@ -79,10 +79,14 @@ def test_median_of_means_radius(n, variance, alpha):
 
 @FAST
 @given(hits=SMALL_INT, n=SMALL_INT, hits_prime=SMALL_INT, n_prime=SMALL_INT, alpha=ANY)
+@example(hits=0, n=1, hits_prime=0, n_prime=1, alpha=0.5)  # a valid call: the answer's path always runs
+@example(hits=30, n=100, hits_prime=10, n_prime=100, alpha=1e-6)
 def test_event_ratio_bounds(hits, n, hits_prime, n_prime, alpha):
     res = _answer_or_value_error(lambda: event_ratio_bounds([hits], n, [hits_prime], n_prime, alpha=alpha))
     if res is not None:
-        assert np.all(res.lower <= res.upper)
+        assert np.all(res.log_ratio_lower <= res.log_ratio_estimate)
+        assert np.all(res.log_ratio_estimate <= res.log_ratio_upper)
+        assert np.all((res.p_low <= res.p_high) & (res.p_prime_low <= res.p_prime_high))
 
 
 @FAST
