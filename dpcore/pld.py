@@ -338,9 +338,8 @@ def atomic_privacy_loss(
     m = np.exp(log_m)
     if v.shape != m.shape or v.size == 0:
         raise ValueError("values and masses must be non-empty and of equal length")
-    if not np.all(np.isfinite(v)) or np.any(np.isnan(log_m)) or np.any(log_m == np.inf):
-        raise ValueError("values must be finite and masses non-negative, summing to 1")
-    if abs(float(m.sum()) - 1.0) > 1e-12:
+    valid = np.all(np.isfinite(v)) and not np.any(np.isnan(log_m) | (log_m == np.inf))
+    if not valid or abs(float(m.sum()) - 1.0) > 1e-12:
         raise ValueError("values must be finite and masses non-negative, summing to 1")
     order = np.argsort(v)
     v, m, log_m = v[order], m[order], log_m[order]
@@ -585,7 +584,7 @@ def _cell_masses(cdf: CDF, sf: CDF, edges: NDArray[np.float64]) -> NDArray[np.fl
     if use_sf.any():
         start = max(int(np.argmax(use_sf)) - 1, 0)
         upper[start:] = sf(edges[start:])
-    return np.asarray(np.maximum(np.where(use_sf[1:], upper[:-1] - upper[1:], lower[1:] - lower[:-1]), 0.0))
+    return _masses(lower, upper)
 
 
 @dataclass(frozen=True)
@@ -1240,10 +1239,13 @@ class PldAccountant:
         """The connect-the-dots upper bound on epsilon at step ``h`` (the largest over the directions)."""
         return max(self._dots_direction_upper(d, h, delta) for d in range(len(self._discretised())))
 
+    def _dots_eta(self, delta: float) -> float:
+        """The truncation and FFT-window mass of connect-the-dots and its twin: far below the bracket's eta."""
+        return 1e-3 * self.eta_fraction * delta
+
     def _dots_direction_upper(self, direction: int, h: float, delta: float) -> float:
         """Connect-the-dots upper bound on epsilon at step ``h`` for one direction, capped by the largest loss."""
-        eta = 1e-3 * self.eta_fraction * delta  # truncation and FFT window only: far below the bracket's eta
-        profile, mass = _dots_direction(self._discretised()[direction], h, eta)
+        profile, mass = _dots_direction(self._discretised()[direction], h, self._dots_eta(delta))
         return min(max(_inverse(profile, delta - mass, -1e4, 1e4), 0.0), self._largest_loss())
 
     def _snap(self, h: float) -> float:
@@ -1325,7 +1327,7 @@ class PldAccountant:
         """(lower, upper, FFT length) from the optimistic twin and connect-the-dots at step ``h``; ``None`` if a
         twin could not be built. Over the directions the larger of each end counts (the true epsilon is the
         larger of the directions'). Without ``with_upper`` the upper end is not computed (``inf``)."""
-        eta = 1e-3 * self.eta_fraction * delta  # truncation and FFT window only, as for connect-the-dots
+        eta = self._dots_eta(delta)
         lowers, uppers, n = [], [math.inf], 0
         for parts in self._discretised():
             twin = _optimistic_direction(parts, h, eta)
@@ -1363,8 +1365,7 @@ class PldAccountant:
             lower, upper = max(lower, found[0]), min(upper, found[1])
             width, goal = upper - lower, self.relative_width * max(lower, EPSILON_FLOOR)
             if width <= goal or upper == 0.0:
-                dirs = len(self._discretised())
-                eta = 1e-3 * self.eta_fraction * delta
+                dirs, eta = len(self._discretised()), self._dots_eta(delta)
                 return PldBracket(lower, upper, h, 0.0, eta, found[2], dirs, method="pld", connect_dots_step=upper_step)
             h = self._snap(h * max(1.0 / 16.0, min(1.0 / 1.5, 0.8 * math.sqrt(goal / width))))
         return None
@@ -1428,7 +1429,12 @@ class PldAccountant:
         RuntimeError
             If two certified ends cross (a fault, never expected).
         """
-        delta = self._check_delta(delta)
+        br = self._bracket(self._check_delta(delta))
+        _consistent(br.lower, br.upper)
+        return br
+
+    def _bracket(self, delta: float) -> PldBracket:
+        """The bracket of :meth:`epsilon_bracket_details`, before its consistency check."""
         exact = self._exact(delta)
         if exact is not None:
             return exact
@@ -1489,7 +1495,7 @@ class PldAccountant:
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
         """``(lower, upper)``: the true epsilon at ``delta`` lies in it (see the module docstring)."""
         br = self.epsilon_bracket_details(delta)
-        return _consistent(br.lower, br.upper)
+        return br.lower, br.upper
 
     def epsilon(self, delta: float) -> float:
         """A certified upper bound on epsilon at ``delta``, without the lower end (faster than the bracket).
