@@ -1303,7 +1303,7 @@ class PldAccountant:
         first_h = h
         # per direction: [(step, value), ...] from coarse to fine
         runs = [[(coarse_h, self._dots_direction_upper(d, coarse_h, delta))] for d in range(len(self._discretised()))]
-        for _ in range(13 * len(runs)):
+        while True:  # each pass adds a value to one direction's run, at most 13 a direction
             best = [min(v for _, v in r) for r in runs]
             d = int(np.argmax(best))
             answer, scale = best[d], max(best[d], EPSILON_FLOOR)
