@@ -389,3 +389,23 @@ def test_randomized_response_with_a_huge_epsilon0_keeps_its_law_under_q(eps0, k)
     exact = k * eps0 + math.log1p(-target / stats.binom(k, 1 / (1 + math.exp(-eps0))).pmf(k))
     lo, hi = dpcore.PldAccountant().compose(dpcore.RandomizedResponse(eps0), k).epsilon_bracket(target)
     assert lo <= exact <= hi
+
+
+def test_spread_is_the_interquartile_range_of_the_loss():
+    # the first refinement step is capped by an eighth of the losses' spread (_resolving_step): checked here
+    # against quartiles computed outside dpcore. Gaussian N(m, 2m): scipy's normal quantiles; Laplace
+    # (eps0 = 1): the atom at +eps0 holds the upper quartile, and P(L <= l) = e^{-(eps0 - l)/2} / 2 inside
+    from dpcore.pld import _spread
+
+    for m in (1e-4, 0.5, 40.0):
+        truth = float(np.diff(stats.norm.ppf([0.25, 0.75], loc=m, scale=math.sqrt(2 * m)))[0])
+        assert _spread(gaussian_privacy_loss(m)) == pytest.approx(truth, rel=1e-6)
+    eps0 = 1.0
+    q25 = eps0 + 2.0 * math.log(2.0 * 0.25)  # e^{-(eps0 - l)/2} / 2 = 1/4
+    assert _spread(laplace_privacy_loss_law(eps0)) == pytest.approx(eps0 - q25, rel=1e-6)
+    # one atom holding both quartiles: no spread, and no cap on the step
+    rr = dpcore.PldAccountant().compose(dpcore.RandomizedResponse(5.0), 3)
+    assert _spread(rr._discretised()[0][0][0]) == 0.0 and rr._resolving_step() == math.inf
+    # control: a spread off by a factor 2 (sd of N(m, 2m) taken as sqrt(m)) is caught at that tolerance
+    wrong = float(np.diff(stats.norm.ppf([0.25, 0.75], loc=0.5, scale=math.sqrt(0.5)))[0])
+    assert _spread(gaussian_privacy_loss(0.5)) != pytest.approx(wrong, rel=1e-6)
