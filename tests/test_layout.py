@@ -44,3 +44,19 @@ def test_scipy_submodules_load_on_first_use():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "True"]
+
+
+def test_chapters_are_valid_notebooks_committed_without_outputs():
+    # nbformat's schema (a cell without an id is an error in nbformat's next versions), unique ids, and no
+    # outputs or execution counts in the repository: the book and the tests run the chapters afresh
+    import json
+
+    import nbformat
+
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        nbformat.validate(nbformat.read(path, as_version=4))
+        nb = nbformat.from_dict(json.loads(path.read_text(encoding="utf-8")))  # as committed (read() fills ids)
+        ids = [cell.get("id") for cell in nb.cells]
+        assert None not in ids and len(set(ids)) == len(ids), f"{path.name}: cell ids missing or repeated"
+        code = [cell for cell in nb.cells if cell.cell_type == "code"]
+        assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} has outputs"
