@@ -548,18 +548,21 @@ def _truncation(loss: PrivacyLoss, tau: float) -> tuple[float, float]:
 
 @functools.lru_cache(maxsize=64)
 def _spread(loss: PrivacyLoss) -> float:
-    """The interquartile range of the loss under P (0 if one atom holds both quartiles).
+    r"""The interquartile range of the loss under P (0 if one atom holds both quartiles).
 
     A scale for the first grid step: a step near the spread does not resolve the loss (most of its mass in a
     cell or two), and the refinement's error model (square of the step) holds only well below it. The
     quartiles are bracketed on 257-point grids of the cdf, four times (within 1/256^4 of the range), in a
-    range ``[-r, r]`` found by doubling ``r`` from 1.
+    range ``[-r, r]`` found by doubling ``r`` from 1. 0 also when a quartile is not finite (a mass of
+    1/4 or more at :math:`+\infty`): no scale to resolve.
     """
     r = 1.0
-    for _ in range(1100):  # 2^1100 > the largest double: the cdf of a finite loss reaches both quartiles
+    while True:
         ends = loss.cdf(np.array([-r, r]))
         if ends[0] <= 0.25 and ends[1] >= 0.75:
             break
+        if r > 1e300:
+            return 0.0
         r *= 2.0
     lo, hi = -r, r
     quartiles = []

@@ -406,6 +406,12 @@ def test_spread_is_the_interquartile_range_of_the_loss():
     # one atom holding both quartiles: no spread, and no cap on the step
     rr = dpcore.PldAccountant().compose(dpcore.RandomizedResponse(5.0), 3)
     assert _spread(rr._discretised()[0][0][0]) == 0.0 and rr._resolving_step() == math.inf
+    # a loss with 30 % of its mass at +inf has no upper quartile: no spread (not a search to the float range)
+    from dataclasses import replace
+
+    g = gaussian_privacy_loss(0.5)
+    heavy = replace(g, cdf=lambda x: 0.7 * g.cdf(x), sf=lambda x: 0.7 * g.sf(x), infinity_mass=0.3)
+    assert _spread(heavy) == 0.0
     # control: a spread off by a factor 2 (sd of N(m, 2m) taken as sqrt(m)) is caught at that tolerance
     wrong = float(np.diff(stats.norm.ppf([0.25, 0.75], loc=0.5, scale=math.sqrt(0.5)))[0])
     assert _spread(gaussian_privacy_loss(0.5)) != pytest.approx(wrong, rel=1e-6)
