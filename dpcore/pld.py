@@ -1293,16 +1293,23 @@ class PldAccountant:
         return g / math.ceil(g / h)
 
     def _resolving_step(self) -> float:
-        """An eighth of the smallest interquartile range of the discretised losses (:func:`_spread`; inf if none).
+        """A cap on a refinement's first step: an eighth of the spread of the most-composed losses (or inf).
 
-        The first step of a refinement is at most this: a coarser one leaves a loss unresolved (a Poisson-
-        subsampled Gaussian with a small rate has almost all its mass within a few ``q``), where the error
-        does not yet fall like the square of the step, and the refinement's first jump misses its goal
-        (DP-SGD at 10^5 steps: two extra compositions, twice the time).
+        A first step coarser than a loss's spread (:func:`_spread`) leaves it unresolved (a Poisson-subsampled
+        Gaussian with a small rate has almost all its mass within a few ``q``): its error does not yet fall
+        like the square of the step, and the refinement's first jump misses its goal (DP-SGD at 10^5 steps:
+        two extra compositions, twice the time). Only the losses composed the most times count (their errors
+        add up ``count`` times; a loss composed once and of tiny spread, such as a Gaussian of huge noise,
+        would otherwise force a fine grid on everything), and the cap never asks for more than 2^16 points
+        across any loss's 1e-12 truncation range.
         """
-        spreads = [_spread(loss) for parts in self._discretised() for loss, _ in parts]
-        positive = [x for x in spreads if x > 0.0]
-        return min(positive) / 8.0 if positive else math.inf
+        parts = [(loss, k) for ps in self._discretised() for loss, k in ps]
+        most = max((k for _, k in parts), default=0)
+        positive = [x for x in (_spread(loss) for loss, k in parts if k == most) if x > 0.0]
+        if not positive:
+            return math.inf
+        widest = max(hi - lo for lo, hi in (_truncation(loss, 1e-12) for loss, _ in parts))
+        return max(min(positive) / 8.0, widest / 2**16)
 
     def _largest_loss(self) -> float:
         r"""The largest value the composed loss can take (every part at its supremum), over the directions.

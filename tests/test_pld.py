@@ -415,3 +415,24 @@ def test_spread_is_the_interquartile_range_of_the_loss():
     # control: a spread off by a factor 2 (sd of N(m, 2m) taken as sqrt(m)) is caught at that tolerance
     wrong = float(np.diff(stats.norm.ppf([0.25, 0.75], loc=0.5, scale=math.sqrt(0.5)))[0])
     assert _spread(gaussian_privacy_loss(0.5)) != pytest.approx(wrong, rel=1e-6)
+
+
+def test_first_step_cap_follows_the_most_composed_losses_and_keeps_grids_bounded():
+    # DP-SGD: an eighth of the subsampled loss's spread; a Gaussian of huge noise composed a few times
+    # beside it (merged into one loss, composed once) does not lower the cap
+    from dpcore.pld import _spread, _truncation
+
+    sgd = dpcore.SubsampledGaussianMechanism(sigma=1.1, sampling_rate=256 / 60000)
+    alone = dpcore.PldAccountant().compose(sgd, 1000)
+    spreads = [_spread(loss) for parts in alone._discretised() for loss, _ in parts]
+    assert alone._resolving_step() == pytest.approx(min(spreads) / 8, rel=1e-12)
+    mixed = dpcore.PldAccountant().compose(sgd, 1000).compose(dpcore.GaussianMechanism(sigma=1e5), 3)
+    assert mixed._resolving_step() == alone._resolving_step()
+    # one Laplace (eps0 = 10) and one Gaussian of sigma 1e6 (spread ~1e-6): the cap stops at 2^16 points
+    # across the widest truncation range (it used to ask for 1.2e8 lattice points and raise ValueError)
+    acc = dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(scale=0.1))
+    acc.compose(dpcore.GaussianMechanism(sigma=1e6))
+    widest = max(hi - lo for parts in acc._discretised() for lo, hi in [_truncation(l, 1e-12) for l, _ in parts])
+    assert acc._resolving_step() == pytest.approx(widest / 2**16, rel=1e-12)
+    alone_laplace = dpcore.LaplaceMechanism(scale=0.1).epsilon(1e-5)
+    assert alone_laplace <= acc.epsilon(1e-5) <= alone_laplace + 1e-3
