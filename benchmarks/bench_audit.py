@@ -245,7 +245,7 @@ def scaling(load: list[float]) -> tuple[list[str], dict[str, float]]:
     hist = [g.counts(mech(s, n_sel, gen)) for s in (0.0, 1.0)]
     for name, select in [
         ("every threshold scored (before)", _select_events_full),
-        ("pruned search (now)", _select_events),
+        ("screened search (now)", _select_events),
     ]:
         select(hist, n_sel, 0.05, 0.0)  # first call pays scipy's start-up
         best = math.inf
@@ -296,7 +296,7 @@ def prediction(f: dict[str, float]) -> list[str]:
     """Efficiency on W workers predicted from the measured per-chunk, per-task and serial costs."""
     chunk = f["chunk of 2^16: draw + check + count (s)"]
     old_serial = f["event selection in the driver, every threshold scored (before) (s)"]
-    serial_part = f["event selection in the driver, pruned search (now) (s)"]
+    serial_part = f["event selection in the driver, screened search (now) (s)"]
     trip = {"processes": f.get("round trip, processes(2)", 0.0), "dask": f.get("round trip, dask(2)", 0.0)}
     n_sel, n_est = SCALE_N // 5, SCALE_N - SCALE_N // 5
     c_sel, c_est = -(-n_sel // (1 << 16)), -(-n_est // (1 << 16))

@@ -66,8 +66,9 @@ whatever ``executor`` (serial, a process pool, or a Dask cluster through
 so the chunks of each phase are grouped into tasks sized for the executor's
 workers (whole rounds of equal tasks, ``dpcore._engine.balanced_tasks``),
 and at most a few tasks per worker are in flight. What stays serial is the
-pilot chunk and the event selection, whose Clopper--Pearson scores are
-searched by branch and bound (``_best_threshold``).
+pilot chunk and the event selection, which ranks the thresholds by
+interpolated Clopper--Pearson bounds and scores a few exactly
+(``_select_events``).
 ``benchmarks/results/audit.md`` measures the rate on each executor.
 
 Running on Dask
@@ -716,96 +717,81 @@ class _Bounds:
     def upper(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
         return self._get(1, counts)
 
+    def screen(self, which: int, counts: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Approximate ``lower`` (``which`` 0) or ``upper`` (1) bounds, to rank events: interpolated.
 
-#: First block length of the search in :func:`_best_threshold`, and how many parts a kept block is cut into.
-_BLOCK0, _SPLIT = 128, 4
-#: A block is dropped only if its bound is below the best score by this much (beta quantiles are
-#: accurate to ~1e-14 relative; this absorbs any non-monotone rounding).
-_MARGIN = 1e-9
+        The exact bounds at :data:`_ANCHORS` counts spaced geometrically from 1 to ``n`` (every count up
+        to a few dozen is an anchor), interpolated linearly in (log count, log bound): the lower bound in
+        ``k``, 0 at ``k = 0``; the upper bound in ``k + 1``, 1 at ``k = n``. Smooth in log count, so the
+        interpolation is within about 1e-4 of the logarithm of the exact bound (measured in the tests).
+        """
+        n = self.n
+        grid = np.unique(np.rint(np.geomspace(1.0, n, _ANCHORS)).astype(np.int64))  # 1 .. n
+        k = np.asarray(counts, dtype=np.int64)
+        if which == 0:
+            out = np.zeros(k.shape)
+            inside = k > 0
+            out[inside] = np.exp(np.interp(np.log(k[inside]), np.log(grid), np.log(self.lower(grid))))
+        else:
+            out = np.ones(k.shape)
+            inside = k < n
+            anchors = grid - 1  # counts 0 .. n - 1
+            logs = np.log(self.upper(anchors))
+            out[inside] = np.exp(np.interp(np.log(k[inside] + 1.0), np.log(grid), logs))
+        return out
 
 
-def _best_threshold(
-    k: NDArray[np.int64], k_den: NDArray[np.int64], num: _Bounds, den: _Bounds, delta: float
-) -> tuple[float, int]:
-    r"""``(max_j s_j, first j attaining it)`` for :math:`s_j = \ln((p^{lo}(k_j) - \delta) / q^{hi}(k'_j))`.
-
-    Exactly what scoring every threshold gives, with far fewer beta quantiles.
-    Tail counts are monotone in the threshold index (both non-decreasing for
-    lower tails, non-increasing for upper tails) and the bounds are monotone
-    in the counts, so on a block of indices :math:`[a, b]`
-
-    .. math:: s_j \le \ln\big((p^{lo}(\max(k_a, k_b)) - \delta) / q^{hi}(\min(k'_a, k'_b))\big),
-
-    computed from the block's end points only (branch and bound). Blocks of
-    :data:`_BLOCK0` indices are scored at their ends; a block whose bound is
-    below the best score found (by :data:`_MARGIN`) cannot hold the maximum
-    and is dropped, and so is a block whose two counts are the same at both
-    ends (every index inside has the scores of its first end); the others
-    are cut into :data:`_SPLIT` and searched again. Every index never scored lies in a dropped block, so its score is
-    below the maximum: the maximum, and its first index, are those of the
-    full search (:func:`_select_events_full`; ``tests/test_auditing.py``
-    compares both).
-    """
-    size = k.size
-    score = np.full(size, np.nan)
-
-    def evaluate(idx: NDArray[np.intp]) -> None:
-        idx = idx[np.isnan(score[idx])]
-        if idx.size:
-            score[idx] = _log_ratio(num.lower(k[idx]), den.upper(k_den[idx]), delta)
-
-    ends = np.unique(np.r_[np.arange(0, size, _BLOCK0), size - 1]).astype(np.intp)
-    evaluate(ends)
-    a, b = ends[:-1], ends[1:]
-    while a.size:
-        evaluate(np.r_[a, b])
-        best = float(np.nanmax(score))
-        bound = _log_ratio(num.lower(np.maximum(k[a], k[b])), den.upper(np.minimum(k_den[a], k_den[b])), delta)
-        flat = (k[a] == k[b]) & (k_den[a] == k_den[b])  # every index inside scores as its first end
-        keep = (b - a > 1) & ~(bound < best - _MARGIN) & ~flat
-        # cut each kept block [a, b] at a + round(i (b - a) / _SPLIT), i = 0.._SPLIT; drop empty pieces
-        lo_k, width = a[keep][:, None], (b - a)[keep][:, None]
-        cuts = lo_k + np.rint(np.arange(_SPLIT + 1)[None, :] * width / _SPLIT).astype(np.intp)
-        starts, stops = cuts[:, :-1].ravel(), cuts[:, 1:].ravel()
-        a, b = starts[stops > starts], stops[stops > starts]
-    scored = np.flatnonzero(~np.isnan(score))
-    j = int(scored[np.argmax(score[scored])])
-    return float(score[j]), j
+#: Exact counts of :meth:`_Bounds.screen`'s interpolation, and the thresholds per kind whose exact
+#: Clopper--Pearson score :func:`_select_events` computes after ranking them all by the screen.
+_ANCHORS, _SCREEN = 128, 8
 
 
 def _select_events(sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta: float) -> list[tuple[str, str, int]]:
     """The events to estimate: ``(tail, numerator, grid index)``, chosen on the selection counts only.
 
-    Every tail event in both directions is scored by the bound its selection
-    counts give on their own, at the Bonferroni level for the m = 4 kinds
-    (scoring with counts scaled up to the estimation size would favour
-    far-tail events whose few hits are noise); the kinds whose best event
-    already certifies epsilon > 0 are kept (at least the single best one):
-    fewer events, a milder correction, fewer comparisons per sample.
+    Every tail event in both directions is scored by the Clopper--Pearson
+    bound its selection counts give on their own, at the Bonferroni level for
+    the m = 4 kinds (scoring with counts scaled up to the estimation size would
+    favour far-tail events whose few hits are noise); the kinds whose best
+    event already certifies epsilon > 0 are kept (at least the single best
+    one): fewer events, a milder correction, fewer comparisons per sample.
 
-    The beta quantiles are the selection's serial cost (scoring every
-    threshold takes 4 x 2 x 4,097 of them, 0.1 s at 10^7 selection samples:
-    the largest part of a parallel audit that no worker can share). Each
-    kind's best threshold is found by :func:`_best_threshold`, which
-    computes the bounds of a few hundred counts and returns exactly the full
-    search's event and score.
+    The selection is the serial part of a parallel audit, which no worker
+    can share, and beta quantiles at 10^7 selection samples cost ~5 us each:
+    scoring all 4 x 2 x 4,097 thresholds took 0.19 s, and a branch and bound
+    that found the exact maximum still needed ~2,700 of them on a Laplace
+    audit (its scores form a plateau), 22 ms, enough to cap a 16-worker audit
+    near 70 % efficiency in the model of ``benchmarks/results/audit.md``. So
+    every threshold is ranked by interpolated bounds (:meth:`_Bounds.screen`,
+    128 exact quantiles a bound), and the :data:`_SCREEN` best of each kind
+    get their exact score; the best of those is the kind's candidate (the
+    smallest index among equal scores). If the screen's scores are within
+    ``e`` of the exact ones, the candidate's exact score is within ``2 e`` of
+    the exact maximum (``tests/test_auditing.py`` measures both). Validity
+    does not depend on how the events are chosen, only on their being
+    functions of the selection samples.
     """
     a = alpha / (2 * len(_KINDS))
-    bounds = [_Bounds(n_sel, a) for _ in sel]
+    bounds = _Bounds(n_sel, a)  # both sides have n_sel samples: one table of bounds
     tails = [_tails(h) for h in sel]  # [side][tail] -> counts per threshold index
     candidates: list[tuple[float, tuple[str, str, int]]] = []
     for tail, numerator in _KINDS:
         ti = 0 if tail == "lower" else 1
         s = 0 if numerator == "d" else 1
-        sc, j = _best_threshold(tails[s][ti], tails[1 - s][ti], bounds[s], bounds[1 - s], delta)
-        candidates.append((sc, (tail, numerator, j)))
+        k, k_den = tails[s][ti], tails[1 - s][ti]
+        screen = _log_ratio(bounds.screen(0, k), bounds.screen(1, k_den), delta)
+        top = np.sort(np.argsort(-screen, kind="stable")[:_SCREEN])
+        exact = _log_ratio(bounds.lower(k[top]), bounds.upper(k_den[top]), delta)
+        i = int(np.argmax(exact))  # the first of equal scores: the smallest index
+        candidates.append((float(exact[i]), (tail, numerator, int(top[i]))))
     return [ev for sc, ev in candidates if sc > 0] or [max(candidates, key=lambda c: c[0])[1]]
 
 
 def _select_events_full(
     sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta: float
 ) -> list[tuple[str, str, int]]:
-    """:func:`_select_events` by scoring every threshold: the reference the search is tested against."""
+    """Every threshold scored by its exact Clopper--Pearson bounds: the reference :func:`_select_events` is
+    compared with (tests and ``benchmarks/bench_audit.py``)."""
     a = alpha / (2 * len(_KINDS))
     sel_tails = [_tails(h) for h in sel]
     candidates: list[tuple[float, tuple[str, str, int]]] = []

@@ -355,16 +355,12 @@ def test_one_and_two_processes_and_threads_give_the_serial_audit():
     assert all(r == serial for r in runs.values()), {k: r.epsilon_lower for k, r in runs.items()}
 
 
-def test_pruned_threshold_search_picks_exactly_the_events_of_the_full_search():
-    """Branch and bound over the thresholds against scoring every threshold, on histograms of every shape:
-    spread or sparse, identical sides, Laplace- and Gaussian-like shifts, ties and empty tails, with and
-    without delta, one to 10^7 samples."""
-    from dpcore.auditing import _select_events, _select_events_full
-
-    gen = np.random.default_rng()  # any seed: the two searches must agree on every histogram
-    for trial in range(300):
+def _random_histograms(gen: np.random.Generator, trials: int):
+    """Selection histograms of every shape: spread or sparse, identical sides, Laplace- and Gaussian-like
+    shifts, ties and empty tails, with and without delta, one to 10^6 samples."""
+    for trial in range(trials):
         bins = int(gen.integers(3, 700))
-        n = int(gen.choice([1, 2, 5, 50, 1000, 10**5, 10**7]))
+        n = int(gen.choice([1, 2, 5, 50, 1000, 10**5, 10**6]))
         x = np.linspace(-6, 6, bins + 2)
         shape = trial % 5
         if shape == 0:
@@ -380,6 +376,67 @@ def test_pruned_threshold_search_picks_exactly_the_events_of_the_full_search():
         else:
             p, q = np.exp(-(x**2) / 2), np.exp(-((x - gen.uniform(0, 3)) ** 2) / 2)
         h = [gen.multinomial(n, p / p.sum()), gen.multinomial(n, q / q.sum())]
-        delta = float(gen.choice([0.0, 1e-6, 0.01, 0.3]))
-        alpha = float(gen.choice([0.05, 1e-6, 0.5]))
-        assert _select_events(h, n, alpha, delta) == _select_events_full(h, n, alpha, delta), (trial, n, delta)
+        yield h, n, float(gen.choice([0.05, 1e-6, 0.5])), float(gen.choice([0.0, 1e-6, 0.01, 0.3]))
+
+
+def _audit_histograms(gen: np.random.Generator, trials: int):
+    """Selection histograms of real audits: Laplace and Gaussian pairs, 10^4 to 10^5 samples, 4096 bins."""
+    from dpcore.auditing import _choose_grid
+
+    for trial in range(trials):
+        mech = LaplaceMechanism(1.0) if trial % 2 else GaussianMechanism(1.0)
+        n = int(gen.choice([10**4, 10**5]))
+        shift = float(gen.choice([0.03, 0.3, 1.0, 3.0]))
+        grid = _choose_grid(np.concatenate([mech(0.0, 1 << 16, gen), mech(shift, 1 << 16, gen)]), 4096)
+        h = [grid.counts(mech(0.0, n, gen)), grid.counts(mech(shift, n, gen))]
+        yield h, n, float(gen.choice([0.05, 1e-6])), float(gen.choice([0.0, 1e-6]))
+
+
+def _screen_check(h, n, alpha, delta):
+    """(largest |screen - exact| score over the thresholds, exact best - exact score of the chosen events,
+    whether a score is finite in one and not the other): exact scores from scipy.stats.beta, outside
+    dpcore's code."""
+    from scipy import stats
+
+    from dpcore.auditing import _KINDS, _Bounds, _log_ratio, _select_events, _tails
+
+    a = alpha / 8
+    bounds, tails = _Bounds(n, a), [_tails(x) for x in h]
+
+    def exact(k, kd):
+        k, kd = np.asarray(k, float), np.asarray(kd, float)
+        lo = np.where(k > 0, stats.beta.ppf(a, np.maximum(k, 1), n - k + 1), 0.0)
+        hi = np.where(kd < n, stats.beta.isf(a, kd + 1, np.maximum(n - kd, 1)), 1.0)
+        return _log_ratio(lo, hi, delta)
+
+    err, mismatch, scores = 0.0, False, {}
+    for tail, num in _KINDS:
+        ti, s = int(tail == "upper"), int(num == "d_prime")
+        k, kd = tails[s][ti], tails[1 - s][ti]
+        ex = exact(k, kd)
+        sc = _log_ratio(bounds.screen(0, k), bounds.screen(1, kd), delta)
+        both = np.isfinite(ex) & np.isfinite(sc)
+        mismatch |= bool(np.any(np.isfinite(ex) != np.isfinite(sc)))
+        err = max(err, float(np.max(np.abs(ex[both] - sc[both]), initial=0.0)))
+        scores[(tail, num)] = ex
+    best = max(float(np.max(v)) for v in scores.values())
+    chosen = max(float(scores[(t, m)][j]) for t, m, j in _select_events(h, n, alpha, delta))
+    gap = best - chosen if np.isfinite(best) else 0.0
+    return err, gap, mismatch
+
+
+def test_screened_selection_is_within_twice_the_screens_error_of_the_best_event():
+    # The selection ranks every threshold by interpolated Clopper-Pearson bounds and scores the best few
+    # exactly. Whenever the screen's scores are finite exactly where the exact ones are, and within e of
+    # them, the chosen event's exact score is within 2 e of the best threshold's (the screen's top event
+    # is among the few scored exactly). Checked on histograms of every shape and of real audits; on the
+    # audits the screen is accurate (e <= 0.02 nats; 0.0069 at most in 800 audits of 10^4 to 10^6 samples
+    # when measured) and the loss of score small (<= 5e-3 nats; 5.7e-4 at most then)
+    gen = np.random.default_rng()
+    for h, n, alpha, delta in _random_histograms(gen, 60):
+        err, gap, mismatch = _screen_check(h, n, alpha, delta)
+        if not mismatch:
+            assert gap <= 2 * err + 1e-12, (n, alpha, delta, err, gap)
+    for h, n, alpha, delta in _audit_histograms(gen, 16):
+        err, gap, mismatch = _screen_check(h, n, alpha, delta)
+        assert not mismatch and gap <= 2 * err + 1e-12 and err <= 0.02 and gap <= 5e-3, (n, alpha, err, gap)
