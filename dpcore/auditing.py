@@ -132,7 +132,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, Literal
 
 import numpy as np
@@ -717,6 +717,12 @@ class _Bounds:
     def upper(self, counts: NDArray[np.int64]) -> NDArray[np.float64]:
         return self._get(1, counts)
 
+    @cached_property
+    def _anchors(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """(log anchor, log lower bound there, log upper bound at anchor - 1) for :meth:`screen`, computed once."""
+        grid = np.unique(np.rint(np.geomspace(1.0, self.n, _ANCHORS)).astype(np.int64))  # 1 .. n
+        return np.log(grid), np.log(self.lower(grid)), np.log(self.upper(grid - 1))  # upper: counts 0 .. n - 1
+
     def screen(self, which: int, counts: NDArray[np.int64]) -> NDArray[np.float64]:
         """Approximate ``lower`` (``which`` 0) or ``upper`` (1) bounds, to rank events: interpolated.
 
@@ -724,20 +730,18 @@ class _Bounds:
         to a few dozen is an anchor), interpolated linearly in (log count, log bound): the lower bound in
         ``k``, 0 at ``k = 0``; the upper bound in ``k + 1``, 1 at ``k = n``. Smooth in log count, so the
         interpolation is within about 1e-4 of the logarithm of the exact bound (measured in the tests).
+        The anchors' bounds are computed once per instance (:attr:`_anchors`).
         """
-        n = self.n
-        grid = np.unique(np.rint(np.geomspace(1.0, n, _ANCHORS)).astype(np.int64))  # 1 .. n
+        log_grid, log_lower, log_upper = self._anchors
         k = np.asarray(counts, dtype=np.int64)
         if which == 0:
             out = np.zeros(k.shape)
             inside = k > 0
-            out[inside] = np.exp(np.interp(np.log(k[inside]), np.log(grid), np.log(self.lower(grid))))
+            out[inside] = np.exp(np.interp(np.log(k[inside]), log_grid, log_lower))
         else:
             out = np.ones(k.shape)
-            inside = k < n
-            anchors = grid - 1  # counts 0 .. n - 1
-            logs = np.log(self.upper(anchors))
-            out[inside] = np.exp(np.interp(np.log(k[inside] + 1.0), np.log(grid), logs))
+            inside = k < self.n
+            out[inside] = np.exp(np.interp(np.log(k[inside] + 1.0), log_grid, log_upper))
         return out
 
 
