@@ -86,7 +86,8 @@ def ladder_tool(width: float) -> str:
     return f"dpcore_pld_w{width:g}"
 
 
-OURS = ("dpcore_rdp", "dpcore_pld", *(ladder_tool(w) for w in LADDER))
+LADDER_TOOLS = {ladder_tool(w): w for w in LADDER}  # tool name -> its relative_width
+OURS = ("dpcore_rdp", "dpcore_pld", *LADDER_TOOLS)
 PEERS = ("dpa_rdp", "dpa_pld", "dpa_pld_default", "autodp_rdp", "prv")
 
 
@@ -126,7 +127,7 @@ def _runner(tool: str):
                 return {"eps": float(upper), "lower": float(lower), "upper": float(upper)}
 
         else:  # epsilon() alone: the certified upper bound, at one relative_width of the ladder
-            width = {ladder_tool(w): w for w in LADDER}[tool]
+            width = LADDER_TOOLS[tool]
 
             def run(row: dict) -> dict:
                 pld = dpcore.PldAccountant(relative_width=width)
@@ -255,7 +256,7 @@ def worker(tool: str, rows: list[dict]) -> None:
         except MemoryError:
             rec["error"] = f"MemoryError (worker capped at {MEMORY_CAP / 2**30:.0f} GiB)"
         except Exception as exc:
-            if tool in OURS and not (tool.startswith("dpcore_pld_w") and isinstance(exc, ValueError)):
+            if tool in OURS and not (tool in LADDER_TOOLS and isinstance(exc, ValueError)):
                 raise  # a fine ladder setting may be refused (grid too fine): recorded like a peer's error
             rec["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
         rec["time"] = time.perf_counter() - t0
