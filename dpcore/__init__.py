@@ -15,6 +15,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.gaussian` -- (epsilon, delta) Gaussian mechanism, classic and analytic;
 * :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
 * :mod:`dpcore.pld` -- privacy-loss distributions: the tight accountant with a certified bracket;
+* :mod:`dpcore.laplace_composition` -- exact composition of the Laplace mechanism (up to rounding);
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
 * :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
 * :mod:`dpcore.floating_point` -- the textbook float Laplace mechanism and Mironov's attack on it;
@@ -31,6 +32,7 @@ from . import (
     gaussian,
     independence,
     laplace,
+    laplace_composition,
     mechanisms,
     montecarlo,
     pld,
@@ -46,6 +48,7 @@ from .event_ratios import *  # noqa: F403
 from .floating_point import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .laplace import *  # noqa: F403
+from .laplace_composition import *  # noqa: F403
 from .mechanisms import *  # noqa: F403
 from .montecarlo import *  # noqa: F403
 from .pld import *  # noqa: F403
@@ -70,6 +73,7 @@ __all__ = [
     *gaussian.__all__,
     *rdp.__all__,
     *pld.__all__,
+    *laplace_composition.__all__,
     *auditing.__all__,
     *discrete.__all__,
     *event_ratios.__all__,

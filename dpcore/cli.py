@@ -311,13 +311,14 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             result["pld_refused"] = _one_line(str(exc))
             rows.append(["PLD accountant", "n/a", "not applicable: " + _one_line(str(exc))])
         else:
-            result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower)
-            candidates.append((bracket.upper, "pld", bracket.lower))
+            result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower, pld_method=bracket.method)
+            how = "pld" if bracket.method == "pld" else bracket.method  # exact-laplace: composed with no grid
+            candidates.append((bracket.upper, how, bracket.lower))
             rows.append(
                 [
                     "PLD accountant",
                     bracket.upper,
-                    f"certified bracket [{_fmt(bracket.lower)}, {_fmt(bracket.upper)}]",
+                    f"certified bracket [{_fmt(bracket.lower)}, {_fmt(bracket.upper)}] ({bracket.method})",
                 ]
             )
     best, method, lower = min(candidates, key=lambda c: c[0])
@@ -566,8 +567,10 @@ _EPILOG_ACCOUNT = """examples:
   python -m dpcore account --mechanism subsampled-gaussian --sigma 1.1 --sampling-rate 0.004267 \\
       --count 14062 --delta 1e-5
 
-epsilon is the tightest certified upper bound found (method: exact, pld, rdp or
-basic-composition); the PLD accountant also gives a certified lower end.
+epsilon is the tightest certified upper bound found (method: exact, pld,
+exact-laplace, exact-gaussian, rdp or basic-composition); the PLD accountant also
+gives a certified lower end (for up to 128 Laplace releases it composes them
+exactly, with no grid: exact-laplace).
 The options after --mechanism are the fields of its class in dpcore.mechanisms
 (python -c "import dpcore; help(dpcore.LaplaceMechanism)")."""
 

@@ -87,6 +87,15 @@ Gaussian losses :math:`N(m, 2m)` compose exactly (the sum of independent
 normals): they are merged into one loss before anything is discretised, and
 a composition of Gaussians alone is answered by the closed form
 (:func:`dpcore.gaussian_epsilon`, Balle & Wang 2018), with no grid.
+
+Only Laplace mechanisms
+-----------------------
+Up to :data:`LAPLACE_EXACT_MAX_COUNT` releases of Laplace mechanisms of one
+pure epsilon are composed exactly, with no grid
+(:mod:`dpcore.laplace_composition`: the loss is a tilt of a symmetric law of
+atoms and a uniform part, whose convolution powers are piecewise polynomials
+kept in Bernstein form); the bracket is then the rounding alone, at most
+about :math:`10^{-10}` relative.
 """
 
 from __future__ import annotations
@@ -101,8 +110,10 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import laplace_composition
 from ._lazy import lazy_module
 from ._validation import check_positive_finite, check_positive_int, check_probability_open
+from .laplace_composition import laplace_composition_epsilon
 
 special = lazy_module("scipy.special")
 integrate = lazy_module("scipy.integrate")
@@ -127,6 +138,10 @@ MAX_FFT_LENGTH = 1 << 26
 
 #: Epsilons below it are bracketed to ``relative_width`` times it (an absolute width), not relative to themselves.
 EPSILON_FLOOR = 0.1
+
+#: Compositions of at most this many Laplace releases of one pure epsilon are answered exactly
+#: (:func:`dpcore.laplace_composition_epsilon`: O(count^3), about 5 ms at 100); beyond, on the grid.
+LAPLACE_EXACT_MAX_COUNT = 128
 
 #: Smallest delta the accountant answers for: below it the FFT's rounding (about 1e-13 absolute) would matter.
 MIN_DELTA = 1e-10
@@ -1071,9 +1086,12 @@ class PldBracket:
 
     ``method`` is ``"pld"`` (discretised and composed on a grid of step
     ``value_discretization``), ``"exact-gaussian"`` (only Gaussian mechanisms:
-    the closed form, no grid) or ``"exact"`` (one release of one mechanism:
-    its own exact profile); for the last two ``lower`` and ``upper`` are the
-    two sides of the root of the exact profile. For ``"pld"``,
+    the closed form, no grid), ``"exact-laplace"`` (only Laplace mechanisms of
+    one pure epsilon, at most :data:`LAPLACE_EXACT_MAX_COUNT` releases: exact
+    composition, :func:`dpcore.laplace_composition_epsilon`) or ``"exact"``
+    (one release of one mechanism: its own exact profile); for the last three
+    ``lower`` and ``upper`` are the two sides of the root of the exact profile,
+    apart by rounding only. For ``"pld"``,
     ``value_discretization`` is the step of the lower end's grid,
     ``connect_dots_step`` that of the upper end's, and ``hoeffding_t`` is 0
     when the lower end is the optimistic twin's (else the mean-matched
@@ -1448,7 +1466,10 @@ class PldAccountant:
 
         Only Gaussian mechanisms: their composition is one Gaussian
         (``method="exact-gaussian"``). One release of one dpcore mechanism:
-        its own exact profile (``method="exact"``). In both cases ``upper`` is
+        its own exact profile (``method="exact"``). Only Laplace mechanisms of
+        one pure epsilon, at most :data:`LAPLACE_EXACT_MAX_COUNT` releases: the
+        exact composition (``method="exact-laplace"``, its own rounding bracket).
+        In the first two cases ``upper`` is
         the mechanism's ``epsilon(delta)`` (rounded so that the profile there is
         at most ``delta``) and ``lower`` the nearest point below where the
         profile exceeds ``delta``.
@@ -1466,7 +1487,27 @@ class PldAccountant:
 
         if len(self._parts) == 1 and self._parts[0][1] == 1 and isinstance(self._parts[0][0], Mechanism):
             return _exact_bracket(self._parts[0][0], delta, len(directions), "exact")
+        laplace = self._laplace_only()
+        if laplace is not None:
+            lower, upper = laplace_composition_epsilon(delta, *laplace)
+            return PldBracket(lower, upper, 0.0, 0.0, 0.0, 0, len(directions), method="exact-laplace")
         return None
+
+    def _laplace_only(self) -> tuple[float, int] | None:
+        """``(epsilon0, count)`` if only Laplace mechanisms of one pure epsilon were composed, at most
+        :data:`LAPLACE_EXACT_MAX_COUNT` of them, within :func:`dpcore.laplace_composition_epsilon`'s range."""
+        from .mechanisms import LaplaceMechanism
+
+        if not all(type(m) is LaplaceMechanism for m, _ in self._parts):
+            return None
+        e0s = {float(m.pure_epsilon) for m, _ in self._parts if isinstance(m, LaplaceMechanism)}
+        count = sum(k for _, k in self._parts)
+        if len(e0s) != 1 or count > LAPLACE_EXACT_MAX_COUNT:
+            return None
+        e0 = e0s.pop()
+        if e0 > laplace_composition.MAX_EPSILON0 or count * math.log1p(e0 / 2.0) > laplace_composition.MAX_LOG_TILT:
+            return None
+        return e0, count
 
     def epsilon_bracket_details(self, delta: float) -> PldBracket:
         """The epsilon bracket at ``delta`` with how it was obtained (grid step, Hoeffding t, eta, FFT length).
@@ -1554,7 +1595,8 @@ class PldAccountant:
     def epsilon(self, delta: float) -> float:
         """A certified upper bound on epsilon at ``delta``, without the lower end (faster than the bracket).
 
-        Only Gaussian mechanisms, or one release: the closed form. Otherwise, where every
+        Only Gaussian mechanisms, one release, or up to :data:`LAPLACE_EXACT_MAX_COUNT` Laplace releases of
+        one pure epsilon: the exact answer (see :meth:`_exact`). Otherwise, where every
         composed loss has its law under Q and no fixed ``value_discretization``
         was given, the refined connect-the-dots bound (see :meth:`_dots_epsilon`);
         else the upper end of :meth:`epsilon_bracket`. The upper end of

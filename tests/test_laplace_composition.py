@@ -1,0 +1,183 @@
+"""dpcore.laplace_composition: the exact Laplace composition against answers computed outside it.
+
+References: a 40-digit mpmath evaluation of the profile from a different
+decomposition (the number of uniform parts j and of + atoms, each term an
+Irwin--Hall density integrated by mpmath.quad); the closed form of one release;
+the PLD accountant's grid bracket (``closed_form=False``), certified by a
+different argument (connect-the-dots and its optimistic twin).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy import special
+
+import dpcore
+from dpcore import laplace_composition as lc
+
+
+def _mp_delta(eps: float, e0: float, k: int) -> mp.mpf:
+    r"""delta(eps) of k Laplace releases: pi = (1-p) (atoms at +-e0) + p U(-e0, e0), p = e0 / (2 + e0).
+
+    delta = Z^k e^{-k e0/2} E[(e^{S/2} - e^{eps - S/2})_+], S ~ pi^{*k}, Z = 1 + e0/2; S is a binomial
+    number of atoms plus an Irwin--Hall sum of j uniforms, whose density is integrated by quadrature.
+    """
+    with mp.workdps(40):
+        e0m, epsm = mp.mpf(e0), mp.mpf(eps)
+        p = e0m / (2 + e0m)
+
+        def g(s: mp.mpf) -> mp.mpf:
+            return mp.exp(s / 2) - mp.exp(epsm - s / 2) if s > epsm else mp.mpf(0)
+
+        def irwin_hall(j: int, y: mp.mpf) -> mp.mpf:  # density of the sum of j U(0, 1) at y
+            terms = ((-1) ** i * mp.binomial(j, i) * (y - i) ** (j - 1) for i in range(int(mp.floor(y)) + 1))
+            return sum(terms) / mp.factorial(j - 1)
+
+        total = mp.mpf(0)
+        for j in range(k + 1):
+            wj = mp.binomial(k, j) * p**j * (1 - p) ** (k - j)
+            for a in range(k - j + 1):
+                shift = (2 * a - (k - j)) * e0m
+                w = wj * mp.binomial(k - j, a) / mp.mpf(2) ** (k - j)
+                if j == 0:
+                    total += w * g(shift)
+                    continue
+
+                # S_j = 2 e0 Y - j e0, Y ~ Irwin-Hall(j); integrate over the unit pieces of Y, split at the kink
+                def integrand(y: mp.mpf, j: int = j, shift: mp.mpf = shift) -> mp.mpf:
+                    return g(shift + 2 * e0m * y - j * e0m) * irwin_hall(j, y)
+
+                kink = (epsm - shift + j * e0m) / (2 * e0m)
+                points = sorted({mp.mpf(i) for i in range(j + 1)} | ({kink} if 0 < kink < j else set()))
+                total += w * mp.quad(integrand, points)
+        return (1 + e0m / 2) ** k * mp.exp(-k * e0m / 2) * total
+
+
+@pytest.mark.parametrize("e0, k", [(1.0, 2), (0.3, 3), (2.5, 4), (1.0, 5)])
+def test_delta_bracket_contains_an_independent_40_digit_evaluation(e0, k):
+    for eps in (0.0, 0.1 * k * e0, 0.37 * k * e0, 0.8 * k * e0):
+        ref = _mp_delta(eps, e0, k)
+        lo, hi = dpcore.laplace_composition_delta(eps, e0, k)
+        assert lo <= float(ref) <= hi, (eps, lo, float(ref), hi)
+        assert hi - lo <= 1e-11 * float(ref) + 1e-300
+        # control: epsilon0 off by one part in a million moves the profile outside the bracket
+        lo1, hi1 = dpcore.laplace_composition_delta(eps, e0 * (1 + 1e-6), k)
+        assert hi < lo1 or hi1 < lo
+
+
+def test_one_release_is_the_closed_form():
+    mech = dpcore.LaplaceMechanism(scale=0.7)
+    for eps in (0.0, 0.3, 1.0, 1.4):
+        lo, hi = dpcore.laplace_composition_delta(eps, mech.pure_epsilon, 1)
+        assert lo <= float(mech.delta(eps)) <= hi
+    for delta in (1e-10, 1e-5, 0.2):
+        lo, hi = dpcore.laplace_composition_epsilon(delta, mech.pure_epsilon, 1)
+        assert lo <= mech.epsilon(delta) <= hi * (1 + 1e-15)
+
+
+@pytest.mark.parametrize("e0, k", [(1.0, 10), (0.1, 100), (1.0, 100), (3.0, 40)])
+def test_epsilon_bracket_lies_inside_the_grid_bracket(e0, k):
+    lo, hi = dpcore.laplace_composition_epsilon(1e-5, e0, k)
+    grid = dpcore.PldAccountant(closed_form=False, relative_width=1e-5).compose(dpcore.LaplaceMechanism(1.0 / e0), k)
+    g_lo, g_hi = grid.epsilon_bracket(1e-5)
+    assert g_lo <= lo <= hi <= g_hi
+    assert hi - lo <= 1e-11 * hi  # the rounding alone: a million times narrower than that grid's bracket
+    # control: one release fewer falls below the grid bracket
+    assert dpcore.laplace_composition_epsilon(1e-5, e0, k - 1)[1] < g_lo
+
+
+@pytest.mark.parametrize("e0, k, delta", [(1.0, 100, 1e-5), (0.1, 100, 1e-5), (2.0, 7, 0.3), (0.01, 128, 1e-10)])
+def test_epsilon_and_delta_brackets_agree(e0, k, delta):
+    lo, hi = dpcore.laplace_composition_epsilon(delta, e0, k)
+    assert dpcore.laplace_composition_delta(hi, e0, k)[1] <= delta  # certified: the profile at upper <= delta
+    assert dpcore.laplace_composition_delta(lo, e0, k)[0] > delta or lo == 0.0
+    assert lo <= hi
+
+
+def test_epsilon_is_zero_when_delta_is_reached_at_zero():
+    d0 = dpcore.laplace_composition_delta(0.0, 1.0, 3)[1]
+    assert dpcore.laplace_composition_epsilon(min(d0 * 1.01, 0.99), 1.0, 3) == (0.0, 0.0)
+
+
+def test_the_bernstein_subdivision_matches_de_casteljau_in_mpmath():
+    rng = np.random.default_rng(0)
+    for d in (0, 1, 5, 40):
+        b = rng.random(d + 1)
+        for s in (0.0, 0.2, 0.5, 0.77, 0.999):
+            got = lc._right_part(b, s)
+            with mp.workdps(40):
+                level = [mp.mpf(x) for x in b]
+                want = [level[-1]]
+                for _ in range(d):
+                    level = [(1 - s) * level[i] + s * level[i + 1] for i in range(len(level) - 1)]
+                    want.append(level[-1])
+                want = want[::-1]
+            assert np.allclose(got, [float(w) for w in want], rtol=1e-13, atol=0)
+
+
+def test_scipy_hyp1f1_is_within_the_assumed_error_where_it_is_used():
+    rng = np.random.default_rng(1)
+    worst = 0.0
+    for d in (0, 1, 9, 127, 1023):
+        for c in (0.0, 1e-9, *rng.uniform(0, lc.MAX_EPSILON0, 6)):
+            for i in sorted({0, d // 4, d // 2, d}):
+                ref = mp.hyp1f1(i + 1, d + 2, mp.mpf(c))
+                worst = max(worst, float(abs(mp.mpf(float(special.hyp1f1(i + 1.0, d + 2.0, c))) - ref) / ref))
+    assert worst <= lc.HYP1F1_RELATIVE_ERROR / 10  # measured about 2.5e-15
+
+
+def test_the_accountant_composes_laplace_exactly_up_to_its_limit():
+    delta = 1e-5
+    a = dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(1.0), 60).compose(dpcore.LaplaceMechanism(2.0, 2.0), 40)
+    br = a.epsilon_bracket_details(delta)
+    assert br.method == "exact-laplace"
+    assert (br.lower, br.upper) == dpcore.laplace_composition_epsilon(delta, 1.0, 100)
+    assert a.epsilon(delta) == br.upper
+    # other compositions stay on the grid: beyond the limit, two pure epsilons, a Gaussian beside, closed_form off
+    n = dpcore.pld.LAPLACE_EXACT_MAX_COUNT + 1
+    for acc in (
+        dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(10.0), n),
+        dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(1.0), 5).compose(dpcore.LaplaceMechanism(2.0), 5),
+        dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(1.0), 5).compose(dpcore.GaussianMechanism(3.0)),
+        dpcore.PldAccountant(closed_form=False).compose(dpcore.LaplaceMechanism(1.0), 5),
+    ):
+        assert acc.epsilon_bracket_details(delta).method == "pld"
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((1e-5, 0.0, 3), "epsilon0"),
+        ((1e-5, math.nan, 3), "epsilon0"),
+        ((1e-5, 51.0, 3), "epsilon0 must be <= 50"),
+        ((1e-5, 1.0, 0), "count"),
+        ((1e-5, 1.0, 1025), "count"),
+        ((1e-5, 1.0, 2.5), "count"),
+        ((1e-5, 40.0, 200), "count \\* log"),
+        ((0.0, 1.0, 3), "delta"),
+        ((1.0, 1.0, 3), "delta"),
+    ],
+)
+def test_epsilon_refuses_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        dpcore.laplace_composition_epsilon(*args)
+
+
+@pytest.mark.parametrize("eps", [-0.1, math.nan, math.inf, True, "1", None])
+def test_delta_refuses_a_bad_epsilon(eps):
+    with pytest.raises(ValueError, match="epsilon"):
+        dpcore.laplace_composition_delta(eps, 1.0, 3)
+
+
+@pytest.mark.filterwarnings("error")
+def test_answers_beyond_the_double_range_of_e_to_the_epsilon_are_computed_without_overflow():
+    # epsilon about 656 and 7350: e^eps overflows, Q(L > eps) underflows, their product does neither
+    lo, hi = dpcore.laplace_composition_epsilon(0.1, 10.0, 71)
+    g_lo, g_hi = dpcore.PldAccountant(closed_form=False).compose(dpcore.LaplaceMechanism(0.1), 71).epsilon_bracket(0.1)
+    assert g_lo <= lo <= hi <= g_hi and hi - lo <= 1e-11 * hi
+    lo, hi = dpcore.laplace_composition_epsilon(0.5, 50.0, 150)
+    assert 7000 < lo <= hi < 7500 and hi - lo <= 1e-11 * hi  # mean of the loss: 150 (50 - 1 + e^-50)
