@@ -144,6 +144,16 @@ def test_kov_against_exact_randomised_response_and_theorems():
     assert round(res.laplace[1], 2) == 4.22
 
 
+def test_laplace_exact_lies_in_the_grid_bracket_and_one_release_fewer_does_not():
+    res = cx.laplace_exact(0.1, 100, 1e-5)
+    assert_sound(res)
+    assert res.grid[0] <= res.exact[0] <= res.exact[1] <= res.grid[1]
+    assert 4.2203 < res.exact[0] <= res.exact[1] < 4.2204 and res.fewer[1] < res.grid[0]
+    # on a wrong input the evidence fails: the grid bracket of 99 releases does not hold the exact 100
+    wrong = dpcore.PldAccountant(closed_form=False).compose(dpcore.LaplaceMechanism(10.0), 99).epsilon_bracket(1e-5)
+    assert not (wrong[0] <= res.exact[1] <= wrong[1])
+
+
 def test_averaging_holds_and_the_seed_reading_fails():
     res = cx.averaging(0.5, (1, 4, 16), 1e-5, test_count=10, n=100_000, seed=9)
     assert_sound(res)

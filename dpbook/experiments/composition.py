@@ -66,6 +66,8 @@ __all__ = [
     "Theorems",
     "composition_theorems",
     "kov_epsilon",
+    "LaplaceExact",
+    "laplace_exact",
     "Averaging",
     "averaging",
 ]
@@ -808,7 +810,9 @@ def composition_theorems(epsilon0: float, count: int, delta: float) -> Theorems:
     Basic :math:`k\varepsilon_0`; advanced (Dwork, Rothblum & Vadhan 2010)
     :math:`\sqrt{2k\ln(1/\delta)}\varepsilon_0 + k\varepsilon_0(e^{\varepsilon_0}-1)`;
     optimal :func:`kov_epsilon`; the PLD bracket of ``count`` randomised
-    responses and of ``count`` Laplace releases, each :math:`\varepsilon_0`-DP.
+    responses and the PLD accountant's bracket of ``count`` Laplace releases
+    (exact composition up to 128 releases, :func:`laplace_exact`), each
+    :math:`\varepsilon_0`-DP.
     Evidence (deterministic): the randomised-response bracket contains
     :func:`kov_epsilon`; Laplace upper < KOV < advanced < basic. Controls
     (must fail): the Laplace composition equals KOV (rtol 1e-3); advanced
@@ -822,7 +826,7 @@ def composition_theorems(epsilon0: float, count: int, delta: float) -> Theorems:
     return Theorems(
         evidence=(
             Compare("KOV (binomial) outside the randomised-response PLD bracket by", _outside(kov, *rr), "<=", 0.0),
-            Compare("Laplace PLD upper < KOV", lap[1], "<", kov),
+            Compare("Laplace composition (upper end) < KOV", lap[1], "<", kov),
             Compare("KOV < advanced", kov, "<", advanced),
             Compare("advanced < basic", advanced, "<", basic),
         ),
@@ -835,6 +839,43 @@ def composition_theorems(epsilon0: float, count: int, delta: float) -> Theorems:
         kov=kov,
         kov_pld=rr,
         laplace=lap,
+    )
+
+
+@dataclass(frozen=True)
+class LaplaceExact(Experiment):
+    """Exact Laplace composition against the grid bracket of the same composition."""
+
+    exact: tuple[float, float] = (0.0, 0.0)
+    grid: tuple[float, float] = (0.0, 0.0)
+    fewer: tuple[float, float] = (0.0, 0.0)
+
+
+def laplace_exact(epsilon0: float, count: int, delta: float) -> LaplaceExact:
+    r"""The exact composition of ``count`` Laplace releases inside the PLD accountant's grid bracket.
+
+    ``exact`` is :func:`dpcore.laplace_composition_epsilon` (convolution powers
+    in Bernstein form; its bracket is the rounding alone); ``grid`` the
+    bracket of :class:`dpcore.PldAccountant` with ``closed_form=False``
+    (connect-the-dots and its optimistic twin on a lattice, certified by a
+    different argument). Evidence (deterministic): ``exact`` lies inside
+    ``grid`` and is at least 1000 times narrower. Control (must fail): the
+    exact composition of ``count - 1`` releases lies inside ``grid``.
+    """
+    mech = dpcore.LaplaceMechanism.calibrate(epsilon0)
+    exact = dpcore.laplace_composition_epsilon(delta, mech.pure_epsilon, count)
+    grid = dpcore.PldAccountant(closed_form=False).compose(mech, count).epsilon_bracket(delta)
+    fewer = dpcore.laplace_composition_epsilon(delta, mech.pure_epsilon, count - 1)
+    return LaplaceExact(
+        evidence=(
+            Compare("exact lower end outside the grid bracket by", _outside(exact[0], *grid), "<=", 0.0),
+            Compare("exact upper end outside the grid bracket by", _outside(exact[1], *grid), "<=", 0.0),
+            Compare("exact width / grid width", (exact[1] - exact[0]) / (grid[1] - grid[0]), "<=", 1e-3),
+        ),
+        controls=(Compare(f"{count - 1} releases: outside the grid bracket by", _outside(fewer[1], *grid), "<=", 0.0),),
+        exact=exact,
+        grid=grid,
+        fewer=fewer,
     )
 
 
