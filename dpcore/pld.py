@@ -113,7 +113,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import laplace_composition
 from ._lazy import lazy_module
 from ._validation import check_positive_finite, check_positive_int, check_probability_open
-from .laplace_composition import laplace_composition_epsilon
+from .laplace_composition import laplace_composition_delta, laplace_composition_epsilon
 
 special = lazy_module("scipy.special")
 integrate = lazy_module("scipy.integrate")
@@ -1620,6 +1620,8 @@ class PldAccountant:
 
         The upper end is the smaller of the mean-matched one and connect-the-dots', the lower end the larger of
         the mean-matched one and the optimistic twin's (where it can be built); over the directions, the larger.
+        Up to :data:`LAPLACE_EXACT_MAX_COUNT` Laplace releases of one pure epsilon (``closed_form=True``): the
+        exact composition's bracket (:func:`dpcore.laplace_composition_delta`), with no grid.
 
         Raises
         ------
@@ -1632,6 +1634,9 @@ class PldAccountant:
         if not self._parts:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
         h = check_positive_finite("value_discretization", value_discretization)
+        laplace = self._laplace_only() if self.closed_form else None
+        if laplace is not None:
+            return laplace_composition_delta(eps, *laplace)
         runs = self._run(h, 1e-15, dots=True)
         uppers = []
         for r in runs:

@@ -137,6 +137,9 @@ def test_the_accountant_composes_laplace_exactly_up_to_its_limit():
     assert br.method == "exact-laplace"
     assert (br.lower, br.upper) == dpcore.laplace_composition_epsilon(delta, 1.0, 100)
     assert a.epsilon(delta) == br.upper
+    assert a.delta_bracket(70.0) == dpcore.laplace_composition_delta(70.0, 1.0, 100)
+    grid = dpcore.PldAccountant(closed_form=False).compose(dpcore.LaplaceMechanism(1.0), 100).delta_bracket(70.0)
+    assert grid[0] <= a.delta_bracket(70.0)[0] <= a.delta_bracket(70.0)[1] <= grid[1]
     # other compositions stay on the grid: beyond the limit, two pure epsilons, a Gaussian beside, closed_form off
     n = dpcore.pld.LAPLACE_EXACT_MAX_COUNT + 1
     for acc in (

@@ -261,7 +261,10 @@ def _laplace_sampler(scale: float, count: int) -> Sampler:
 def laplace_montecarlo(
     scale: float, count: int, epsilon: float, *, n: int = 1_000_000, alpha: float = 4e-7, seed: Any = 0
 ) -> ProfileMonteCarlo:
-    r"""Monte Carlo of the summed privacy loss of ``count`` Laplace releases against the PLD bracket.
+    r"""Monte Carlo of the summed privacy loss of ``count`` Laplace releases against the PLD accountant's bracket.
+
+    (For up to 128 releases that bracket is the exact composition's,
+    :func:`dpcore.laplace_composition_delta`.)
 
     Samples :math:`X \sim \mathrm{Lap}(0,b)^k` with
     :class:`dpcore.LaplaceMechanism`, computes :math:`L = \sum_j (|X_j-1|-|X_j|)/b`
