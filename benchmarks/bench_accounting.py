@@ -558,7 +558,11 @@ def main() -> None:
         f"checkout: {ours_note.get('dpcore_root_is_checkout')}; dpcore at {dpcore_at} (last commit touching dpcore/); "
         "its accountants with their defaults, `RdpAccountant()` and `PldAccountant()` (bracket: "
         "`epsilon_bracket`; `epsilon()`: the certified upper bound alone), and `PldAccountant(relative_width=w)"
-        ".epsilon()` at each w of the ladder below.",
+        ".epsilon()` at each w of the ladder below. For Laplace rows of at most "
+        f"{dpcore.pld.LAPLACE_EXACT_MAX_COUNT} releases `PldAccountant` composes exactly, with no grid (method "
+        "exact-laplace, `dpcore.laplace_composition_epsilon`): every ladder setting then gives the same answer. "
+        "It caches the composed law per (epsilon0, count) within a process; each worker runs each row once, so "
+        "no timed row reuses it.",
         "",
         f"delta = {DELTA:g}. Each time is the end-to-end wall time of one run (construct the accountant, compose, "
         "query), `time.perf_counter`, in a worker process per tool that has already imported the library and run two "
