@@ -569,8 +569,8 @@ _EPILOG_ACCOUNT = """examples:
 
 epsilon is the tightest certified upper bound found (method: exact, pld,
 exact-laplace, exact-gaussian, rdp or basic-composition); the PLD accountant also
-gives a certified lower end (for up to 128 Laplace releases it composes them
-exactly, with no grid: exact-laplace).
+gives a certified lower end (Laplace releases of one scale it composes exactly,
+with no grid, up to about 150 of them at epsilon0 = 1: exact-laplace).
 The options after --mechanism are the fields of its class in dpcore.mechanisms
 (python -c "import dpcore; help(dpcore.LaplaceMechanism)")."""
 

@@ -18,31 +18,40 @@ and tilts multiply under convolution, so the sum of :math:`k` losses has
 atoms on the lattice :math:`(-k + 2m)\varepsilon_0` and, between consecutive
 lattice points, a polynomial density of degree :math:`k-1`.
 
-:func:`_convolution_power` builds :math:`\pi^{*k}` one convolution at a time, with each
-polynomial piece in the Bernstein basis of its cell. A convolution with
-:math:`\pi` is a shift by :math:`\pm\varepsilon_0` (half a cell: the lattice alternates), a
-degree elevation, and a window integral :math:`\int_{x-\varepsilon_0}^{x+\varepsilon_0}`,
-which in the Bernstein basis are the head and tail *partial sums* of the
-coefficients of two adjacent cells. Every operation adds or scales
-nonnegative numbers: there is no subtraction anywhere, so each coefficient
-carries a relative rounding error of at most about :math:`(k^2/2 + 16k)u` (:math:`u = 2^{-53}`),
-and no cancellation can make it larger. The exponential weights are integrated
-exactly against each Bernstein polynomial,
+:math:`\pi` is a mixture, :math:`(1-p)A + pU` with :math:`A` the two atoms,
+:math:`U` uniform on :math:`(-\varepsilon_0, \varepsilon_0)` and
+:math:`p = \varepsilon_0/(2+\varepsilon_0)`, so :math:`\pi^{*k}` is a binomial mixture over the number
+:math:`j` of uniform parts of :math:`U^{*j} * A^{*(k-j)}`. :func:`_convolution_power`
+sums it by Horner's scheme in :math:`U`, with each polynomial piece in the
+Bernstein basis of its cell: a convolution with :math:`U` is a window
+integral :math:`\int_{x-\varepsilon_0}^{x+\varepsilon_0}`, which in that basis is the head and tail
+*partial sums* of the coefficients of two adjacent cells. Every operation adds
+or scales nonnegative numbers: there is no subtraction anywhere, so each
+coefficient carries a relative rounding error of at most about
+:math:`(J^2/2 + 16k)u` (:math:`u = 2^{-53}`), and no cancellation can make it larger.
+Under :math:`P` the number of uniform parts is binomial with success
+probability :math:`(1-e^{-\varepsilon_0})/2`; the terms beyond its
+:math:`1 - 10^{-30}` quantile :math:`J` are dropped (:data:`TRUNCATION`, added to the
+error bound), so the degree is at most :math:`J - 1` and the work about
+:math:`kJ^2`. Cells that can no longer reach :math:`\varepsilon > 0` are dropped
+exactly. The exponential weights are integrated exactly against each
+Bernstein polynomial,
 :math:`\int_0^1 B_{i,d}(t) e^{ct}\,dt = {}_1F_1(i+1; d+2; c)/(d+1)` (``scipy.special.hyp1f1``, with
 arguments :math:`c \ge 0` only: a positive series), and a cell cut by
 :math:`\varepsilon` is split by de Casteljau's algorithm (convex combinations).
 
 The answer is a bracket: :math:`\hat\delta(\varepsilon) \pm \rho\,(\hat P + e^{\varepsilon}\hat Q) + \lambda`,
 with :math:`\rho` the relative error bound above plus :data:`HYP1F1_RELATIVE_ERROR`
-and :math:`\lambda` a bound on what gradual underflow can lose; the epsilon
-bracket is where these two ends cross ``delta``. Its width was between
-:math:`10^{-14}` and :math:`10^{-10}` relative in the tests. The part under
-:math:`Q` is kept as :math:`e^{x}Q` on each cell (the same order as
-:math:`P`), so answers beyond :math:`e^{\varepsilon} \approx 10^{308}` neither
-overflow nor lose :math:`Q` to underflow. The cost is :math:`O(k^3)`
-operations (about 5 ms at :math:`k = 100`), so :class:`dpcore.PldAccountant`
-uses it for compositions of up to
-:data:`dpcore.pld.LAPLACE_EXACT_MAX_COUNT` releases and its grid beyond.
+and :math:`\lambda` the dropped terms' mass plus a bound on what gradual
+underflow can lose; the epsilon bracket is where these two ends cross
+``delta``. Its width was between :math:`10^{-14}` and :math:`10^{-10}` relative
+in the tests. The part under :math:`Q` is kept as :math:`e^{x}Q` on each cell
+(the same order as :math:`P`), so answers beyond
+:math:`e^{\varepsilon} \approx 10^{308}` neither overflow nor lose :math:`Q` to underflow.
+It takes about 3 ms for :math:`k = 100` at :math:`\varepsilon_0 = 0.1` and 5 ms at
+:math:`\varepsilon_0 = 1` (about 1.3 s for :math:`k = 1000` at :math:`\varepsilon_0 = 1`), so
+:class:`dpcore.PldAccountant` uses it up to :data:`dpcore.pld.LAPLACE_EXACT_MAX_WORK`
+and its grid beyond.
 """
 
 from __future__ import annotations
@@ -91,49 +100,90 @@ def _check(epsilon0: float, count: int) -> tuple[float, int]:
     return e0, k
 
 
-def _convolution_power(e0: float, k: int) -> tuple[int, NDArray[np.float64], NDArray[np.float64]]:
+#: The terms with more than J uniform parts are dropped, J the smallest with P(more than J) <= this (a
+#: probability under P, added to the error bound: the profile is at most the P-mass of what is dropped).
+TRUNCATION = 1e-30
+
+
+def _uniform_parts(e0: float, k: int) -> tuple[int, float]:
+    r"""``(J, dropped)``: the most uniform parts kept and the P-mass of the terms with more (module docstring).
+
+    Under P each release's loss falls strictly between its atoms with probability
+    :math:`(1 - e^{-\varepsilon_0})/2`, independently, so the number of uniform parts is binomial;
+    ``J`` is the smallest with :math:`P(\text{more than } J) \le` :data:`TRUNCATION` (``scipy.special.bdtrc``).
+    The work of the composition is about ``k * J**2`` multiply-adds.
+    """
+    tails = special.bdtrc(np.arange(k), k, -math.expm1(-e0) / 2.0)
+    small = np.nonzero(tails <= TRUNCATION)[0]
+    big_j = max(int(small[0]), 1) if small.size else k
+    return big_j, (float(tails[big_j]) if big_j < k else 0.0)
+
+
+def _convolution_power(e0: float, k: int) -> tuple[int, NDArray[np.float64], NDArray[np.float64], float, int]:
     r"""Atoms and Bernstein coefficients of :math:`\pi^{*k}` on :math:`[0, \infty)` (module docstring).
 
-    Returns ``(lo, alpha, beta)``: ``alpha[j]`` the atom at :math:`(-k+2m)\varepsilon_0`, ``m = lo + j``,
-    up to ``m = k``; ``beta[j, i]`` the ``i``-th Bernstein coefficient (degree ``k - 1``) of the density on
-    the cell :math:`[(-k+2m)\varepsilon_0, (-k+2m+2)\varepsilon_0]`, ``m = lo + j`` up to ``k - 1``. Cells
-    and atoms below are dropped as soon as they can no longer reach :math:`(0, \infty)` (each convolution
-    moves mass by at most :math:`\varepsilon_0`); those kept are exact. Only sums and products of
-    nonnegative numbers.
+    :math:`\pi = (1-p)A + pU` with :math:`A` the two atoms, :math:`U` uniform on
+    :math:`(-\varepsilon_0, \varepsilon_0)` and :math:`p = \varepsilon_0/(2+\varepsilon_0)`, so
+    :math:`\pi^{*k} = \sum_j w_j\, U^{*j} * A^{*(k-j)}` with binomial weights :math:`w_j`, evaluated by
+    Horner's scheme in :math:`U`: :math:`R_J = w_J A^{*(k-J)}`, :math:`R_j = w_j A^{*(k-j)} + U * R_{j+1}`,
+    :math:`R_0 = \pi^{*k}` (up to the dropped terms :math:`j > J`). A convolution with :math:`U` is the
+    window integral over :math:`[x-\varepsilon_0, x+\varepsilon_0]`: the tail and head partial sums of the
+    Bernstein coefficients of two adjacent cells (one degree more), plus each atom spread over the cell
+    centred on it. No degree elevation is needed, and the degree stops at ``J - 1``.
+
+    Returns ``(lo, alpha, beta, dropped, J)``: ``alpha[i]`` the atom at :math:`(-k+2m)\varepsilon_0`,
+    ``m = lo + i``, up to ``m = k``; ``beta[i]`` the Bernstein coefficients (degree ``J - 1``) of the
+    density on the cell :math:`[(-k+2m)\varepsilon_0, (-k+2m+2)\varepsilon_0]`, ``m = lo + i`` up to
+    ``k - 1``; ``dropped`` the P-mass of the terms ``j > J``. Cells below are dropped as soon as they can no
+    longer reach :math:`(0, \infty)` (each convolution with :math:`U` moves mass by at most
+    :math:`\varepsilon_0`); those kept are exact. Only sums and products of nonnegative numbers.
     """
-    z = 1.0 + e0 / 2.0
-    wa, u = 1.0 / (2.0 * z), 1.0 / (4.0 * z)  # atom weight; density of the uniform part
-    window = 2.0 * e0 * u  # the window integral's factor: cell width times density
-    up = np.arange(k + 1, dtype=np.float64) * wa  # elevation weights, times n: i wa and (n - i) wa
-    alpha = np.full(2, wa)  # pi itself: atoms at -e0, +e0
-    beta = np.full((1, 1), u)  # and one cell, degree 0
-    lo = 0  # index of the first cell (and atom) kept
-    for n in range(1, k):  # pi^{*n} -> pi^{*(n+1)}: cells of degree n-1 -> degree n
-        # new cell m (at -(n+1)+2m) can reach (0, inf) in the k-n-1 steps left iff m > n - k/2; keep one more
-        new_lo = max(lo, n - (k + 1) // 2)
-        rows = n + 1 - new_lo  # new cells new_lo .. n, from old cells new_lo-1 .. n (pad row r: cell new_lo-1+r)
-        off = lo - new_lo + 1  # pad row of old cell lo
-        pad = np.zeros((rows + 1, n))
-        pad[off : off + beta.shape[0]] = beta  # outside: empty cells
-        a_pad = np.zeros(rows + 2)  # old atoms new_lo-1 .. n+1 (the last two and the first maybe empty)
-        a_pad[off : off + alpha.size] = alpha
-        head = np.zeros((rows + 1, n + 1))  # head[r, i] = sum_{j<i} pad[r, j]
-        np.cumsum(pad, axis=1, out=head[:, 1:])
-        tail = np.zeros((rows + 1, n + 1))  # tail[r, i] = sum_{j>=i} pad[r, j]
-        np.cumsum(pad[:, ::-1], axis=1, out=tail[:, -2::-1])
-        # new cell m at local t: the window [x - e0, x + e0] covers old cell m-1 from t on, old cell m up to t
-        new = tail[:-1]
-        new += head[1:]
-        new *= window / n
-        new += (u * a_pad[1:-1])[:, None]  # the uniform part around old atom m (the new cell's centre)
-        # shift by +-e0 (old cells m-1 and m), elevated n-1 -> n: c_i = (i/n) b_{i-1} + (1 - i/n) b_i, times wa
-        shifted = pad[:-1] + pad[1:]
-        new[:, 1:] += shifted * (up[1 : n + 1] / n)
-        new[:, :-1] += shifted * (up[n:0:-1] / n)
-        beta = new
-        alpha = wa * (a_pad[:-1] + a_pad[1:])  # new atoms new_lo .. n+1
+    p = e0 / (2.0 + e0)  # pi's uniform share
+    big_j, dropped = _uniform_parts(e0, k)
+    # w_j = C(k, j) p^j (1-p)^(k-j) by cumulative products of positive ratios; (1-p)^k = Z^-k >= e^-600
+    j = np.arange(big_j, dtype=np.float64)
+    w = np.empty(big_j + 1)
+    w[0] = math.exp(k * math.log1p(-p))
+    np.cumprod((k - j) / (j + 1.0) * (p / (1.0 - p)), out=w[1:])
+    w[1:] *= w[0]
+
+    def pascal(n: int) -> NDArray[np.float64]:  # Binomial(n, 1/2) on its n + 1 atoms, C(n, a) < 2^1024
+        a = np.arange(n, dtype=np.float64)
+        row = np.empty(n + 1)
+        row[0] = 1.0
+        np.cumprod((n - a) / (a + 1.0), out=row[1:])
+        return np.asarray(row * 2.0**-n, dtype=np.float64)
+
+    inv = 1.0 / (2.0 * e0)  # U's density
+    lo = 0
+    atoms = w[big_j] * pascal(k - big_j)  # R_J: the atoms of stage J, at (-(k-J) + 2m) e0
+    cells = np.zeros((0, 0))
+    for stage in range(big_j - 1, -1, -1):  # R_{stage+1} -> R_stage: k - stage cells of degree J - 1 - stage
+        # new cell m (at -(k-stage)+2m) reaches (0, inf) in `stage` more convolutions iff 2m + 2 + stage > k - stage
+        new_lo = max(lo, (k - 2 * stage - 2) // 2)
+        nn = k - stage - new_lo  # new cells new_lo .. k-stage-1, cell m centred on old atom m
+        d1 = cells.shape[1]  # old number of coefficients (0 at the first stage)
+        new = np.empty((nn, d1 + 1))
+        new[:] = (atoms[new_lo - lo : new_lo - lo + nn] * (inv * max(d1, 1)))[:, None]
+        if d1:
+            head = np.empty((cells.shape[0], d1 + 1))  # head[r, i] = sum_{t<i} cells[r, t]
+            head[:, 0] = 0.0
+            np.cumsum(cells, axis=1, out=head[:, 1:])
+            tail = np.empty((cells.shape[0], d1 + 1))  # tail[r, i] = sum_{t>=i} cells[r, t]
+            tail[:, -1] = 0.0
+            np.cumsum(cells[:, ::-1], axis=1, out=tail[:, -2::-1])
+            # old cell m (row m - lo) up to t, and old cell m - 1 from t on
+            new[: cells.shape[0] - (new_lo - lo)] += head[new_lo - lo :]
+            first = new_lo - 1 - lo  # row of old cell new_lo - 1: -1 when it is not kept (empty)
+            if first < 0:
+                new[1:] += tail
+            else:
+                new += tail[first : first + nn]
+            new *= 1.0 / d1
+        cells = new
         lo = new_lo
-    return lo, alpha, beta
+        atoms = w[stage] * pascal(k - stage)[lo:]
+    return lo, atoms, cells, dropped, big_j
 
 
 def _tilt_integrals(d: int, c: float) -> NDArray[np.float64]:
@@ -190,10 +240,10 @@ class _ComposedLaplace:
 
     def __init__(self, e0: float, k: int) -> None:
         self.e0, self.k = e0, k
-        lo, alpha, self.beta = _convolution_power(e0, k)
+        lo, alpha, self.beta, dropped, big_j = _convolution_power(e0, k)
         self.log_tilt = k * math.log1p(e0 / 2.0) - k * e0 / 2.0  # log of Z^k e^{-k e0/2}
         self.x = (2.0 * np.arange(lo, k + 1) - k) * e0  # the lattice kept: atoms and cell edges
-        d = k - 1
+        d = self.beta.shape[1] - 1  # the cells' degree, J - 1
         weight = np.exp(self.log_tilt + self.x / 2.0)  # the tilt at the lattice points
         # under P; and e^x times the part under Q, x the cell's left end (Q = e^{-l} P: the same order as P)
         p_cells = 2.0 * e0 * weight[:-1] * (self.beta @ _tilt_integrals(d, e0))
@@ -204,10 +254,11 @@ class _ComposedLaplace:
         self.p_atoms, self.p_cells = _suffix(p_atoms), _suffix(p_cells)
         self.eq_atoms, self.eq_cells = _suffix(p_atoms, 2.0 * e0), _suffix(eq_cells, 2.0 * e0)
         # relative rounding of the recursion, the final sums, exp of arguments up to k e0, and hyp1f1
-        self.rho = _U * (k * k / 2.0 + 16.0 * k + 64.0 + 2.0 * k * e0) + HYP1F1_RELATIVE_ERROR
+        self.rho = _U * (big_j * big_j / 2.0 + 16.0 * k + 64.0 + 2.0 * k * e0) + HYP1F1_RELATIVE_ERROR
         # gradual underflow: at most 2^-1074 lost per operation or weight, 32 (k+1)^3 of them, times the largest
         # weight they are multiplied by
         self.lost = 32.0 * (k + 1) ** 3 * _TINY * max(2.0 * e0, 1.0) * math.exp(k * math.log1p(e0 / 2.0) + e0)
+        self.lost += 2.0 * dropped  # the terms with more than J uniform parts (twice: bdtrc's own rounding)
 
     def sums(self, eps: float) -> _Sums:
         """``P(L > eps)`` and ``e^eps Q(L > eps)`` as computed, ``eps >= 0``."""
@@ -224,8 +275,8 @@ class _ComposedLaplace:
         g = _right_part(self.beta[m], s)  # cell m from eps on
         c = self.e0 * (1.0 - s)
         w = 2.0 * self.e0 * (1.0 - s) * math.exp(self.log_tilt + eps / 2.0)
-        p += w * float(g @ _tilt_integrals(self.k - 1, c))
-        eq += w * float(g @ _tilt_integrals(self.k - 1, -c))
+        p += w * float(g @ _tilt_integrals(g.size - 1, c))
+        eq += w * float(g @ _tilt_integrals(g.size - 1, -c))
         return _Sums(eps, p, eq)
 
     def error(self, t: _Sums) -> float:

@@ -140,10 +140,13 @@ def test_the_accountant_composes_laplace_exactly_up_to_its_limit():
     assert a.delta_bracket(70.0) == dpcore.laplace_composition_delta(70.0, 1.0, 100)
     grid = dpcore.PldAccountant(closed_form=False).compose(dpcore.LaplaceMechanism(1.0), 100).delta_bracket(70.0)
     assert grid[0] <= a.delta_bracket(70.0)[0] <= a.delta_bracket(70.0)[1] <= grid[1]
+    # at the work limit: 149 releases at epsilon0 = 1 are exact, 150 are not (J = 115 and 116)
+    assert dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(1.0), 149).epsilon_bracket_details(0.1).method == (
+        "exact-laplace"
+    )
     # other compositions stay on the grid: beyond the limit, two pure epsilons, a Gaussian beside, closed_form off
-    n = dpcore.pld.LAPLACE_EXACT_MAX_COUNT + 1
     for acc in (
-        dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(10.0), n),
+        dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(1.0), 150),  # 150 J^2 > LAPLACE_EXACT_MAX_WORK
         dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(1.0), 5).compose(dpcore.LaplaceMechanism(2.0), 5),
         dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(1.0), 5).compose(dpcore.GaussianMechanism(3.0)),
         dpcore.PldAccountant(closed_form=False).compose(dpcore.LaplaceMechanism(1.0), 5),
