@@ -225,12 +225,14 @@ def _runner(tool: str):
     raise ValueError(f"unknown tool {tool}")
 
 
-#: Untimed tiny cases run by every tool before its rows: a closed-form one and one through the tool's
-#: discretise-and-compose path (dpcore's first FFT composition in a process costs ~0.1 s of one-time set-up,
-#: which a warm-up of the closed form alone had left in the first DP-SGD row).
+#: Untimed tiny cases run by every tool before its rows: a closed-form one, a Laplace composition and one
+#: through the tool's discretise-and-compose path (dpcore's first FFT composition in a process costs ~0.1 s of
+#: one-time set-up, which a warm-up of the closed form alone had left in the first DP-SGD row; since dpcore
+#: composes Laplace releases exactly, the Laplace case no longer reaches its FFT, hence the subsampled one).
 WARM_UP = (
     {"id": "warm-up", "kind": "gauss", "sigma": 3.0, "count": 2},
     {"id": "warm-up-composed", "kind": "laplace", "b": 3.0, "count": 2},
+    {"id": "warm-up-grid", "kind": "sgd", "sigma": 2.0, "q": 0.1, "count": 2},
 )
 
 
@@ -558,15 +560,15 @@ def main() -> None:
         f"checkout: {ours_note.get('dpcore_root_is_checkout')}; dpcore at {dpcore_at} (last commit touching dpcore/); "
         "its accountants with their defaults, `RdpAccountant()` and `PldAccountant()` (bracket: "
         "`epsilon_bracket`; `epsilon()`: the certified upper bound alone), and `PldAccountant(relative_width=w)"
-        ".epsilon()` at each w of the ladder below. For Laplace rows of at most "
-        f"{dpcore.pld.LAPLACE_EXACT_MAX_COUNT} releases `PldAccountant` composes exactly, with no grid (method "
+        ".epsilon()` at each w of the ladder below. For Laplace rows within `dpcore.pld.LAPLACE_EXACT_MAX_WORK` "
+        "(all but k = 1000) `PldAccountant` composes exactly, with no grid (method "
         "exact-laplace, `dpcore.laplace_composition_epsilon`): every ladder setting then gives the same answer. "
         "It caches the composed law per (epsilon0, count) within a process; each worker runs each row once, so "
         "no timed row reuses it.",
         "",
         f"delta = {DELTA:g}. Each time is the end-to-end wall time of one run (construct the accountant, compose, "
-        "query), `time.perf_counter`, in a worker process per tool that has already imported the library and run two "
-        "untimed tiny cases (Gaussian k = 2, Laplace b = 3 k = 2). "
+        "query), `time.perf_counter`, in a worker process per tool that has already imported the library and run three "
+        "untimed tiny cases (Gaussian k = 2, Laplace b = 3 k = 2, DP-SGD sigma = 2, q = 0.1, T = 2). "
         f"A row is stopped after {LIMIT:.0f} s (PRV at {ROWS[3]['label']}: after "
         f"{LONG_ROWS[('prv', ROWS[3]['id'])]:.0f} s, to measure it once); a worker is capped at "
         f"{MEMORY_CAP / 2**30:.0f} GiB of address space.",

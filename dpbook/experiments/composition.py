@@ -263,7 +263,7 @@ def laplace_montecarlo(
 ) -> ProfileMonteCarlo:
     r"""Monte Carlo of the summed privacy loss of ``count`` Laplace releases against the PLD accountant's bracket.
 
-    (For up to 128 releases that bracket is the exact composition's,
+    (For up to about 150 releases that bracket is the exact composition's,
     :func:`dpcore.laplace_composition_delta`.)
 
     Samples :math:`X \sim \mathrm{Lap}(0,b)^k` with
@@ -814,7 +814,8 @@ def composition_theorems(epsilon0: float, count: int, delta: float) -> Theorems:
     :math:`\sqrt{2k\ln(1/\delta)}\varepsilon_0 + k\varepsilon_0(e^{\varepsilon_0}-1)`;
     optimal :func:`kov_epsilon`; the PLD bracket of ``count`` randomised
     responses and the PLD accountant's bracket of ``count`` Laplace releases
-    (exact composition up to 128 releases, :func:`laplace_exact`), each
+    (exact composition, :func:`laplace_exact`, within
+    :data:`dpcore.pld.LAPLACE_EXACT_MAX_WORK`), each
     :math:`\varepsilon_0`-DP.
     Evidence (deterministic): the randomised-response bracket contains
     :func:`kov_epsilon`; Laplace upper < KOV < advanced < basic. Controls
