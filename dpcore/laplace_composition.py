@@ -50,7 +50,7 @@ in the tests. The part under :math:`Q` is kept as :math:`e^{x}Q` on each cell
 :math:`e^{\varepsilon} \approx 10^{308}` neither overflow nor lose :math:`Q` to underflow.
 It takes about 3 ms for :math:`k = 100` at :math:`\varepsilon_0 = 0.1` and 5 ms at
 :math:`\varepsilon_0 = 1` (about 1.3 s for :math:`k = 1000` at :math:`\varepsilon_0 = 1`), so
-:class:`dpcore.PldAccountant` uses it up to :data:`dpcore.pld.LAPLACE_EXACT_MAX_WORK`
+:class:`dpcore.PldAccountant` uses it up to ``dpcore.pld.LAPLACE_EXACT_MAX_WORK``
 and its grid beyond.
 """
 

@@ -815,7 +815,7 @@ def composition_theorems(epsilon0: float, count: int, delta: float) -> Theorems:
     optimal :func:`kov_epsilon`; the PLD bracket of ``count`` randomised
     responses and the PLD accountant's bracket of ``count`` Laplace releases
     (exact composition, :func:`laplace_exact`, within
-    :data:`dpcore.pld.LAPLACE_EXACT_MAX_WORK`), each
+    ``dpcore.pld.LAPLACE_EXACT_MAX_WORK``), each
     :math:`\varepsilon_0`-DP.
     Evidence (deterministic): the randomised-response bracket contains
     :func:`kov_epsilon`; Laplace upper < KOV < advanced < basic. Controls
