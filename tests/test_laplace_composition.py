@@ -14,6 +14,9 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from _hypothesis_helpers import FAST, answer_or_value_error, any_value
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import special
 
 import dpcore
@@ -187,3 +190,34 @@ def test_answers_beyond_the_double_range_of_e_to_the_epsilon_are_computed_withou
     assert g_lo <= lo <= hi <= g_hi and hi - lo <= 1e-11 * hi
     lo, hi = dpcore.laplace_composition_epsilon(0.5, 50.0, 150)
     assert 7000 < lo <= hi < 7500 and hi - lo <= 1e-11 * hi  # mean of the loss: 150 (50 - 1 + e^-50)
+
+
+# --------------------------------------------------------------------------- properties (hypothesis)
+
+ANY = any_value(int_bound=10**400, text_size=5, complex_magnitude=10)
+
+
+@FAST
+@given(delta=ANY, e0=ANY, k=ANY)
+def test_any_input_gives_an_ordered_bracket_or_a_value_error(delta, e0, k):
+    br = answer_or_value_error(lambda: dpcore.laplace_composition_epsilon(delta, e0, k), warnings_are_errors=True)
+    if br is not None:
+        lo, hi = br
+        assert 0.0 <= lo <= hi <= k * e0 and math.isfinite(hi)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    delta=st.floats(min_value=1e-12, max_value=0.99),
+    e0=st.floats(min_value=1e-4, max_value=lc.MAX_EPSILON0),
+    k=st.integers(min_value=1, max_value=200),
+)
+def test_the_epsilon_bracket_is_certified_by_the_delta_bracket(delta, e0, k):
+    br = answer_or_value_error(lambda: dpcore.laplace_composition_epsilon(delta, e0, k), warnings_are_errors=True)
+    if br is None:  # only the tilt's range may refuse these
+        assert k * math.log1p(e0 / 2) > lc.MAX_LOG_TILT
+        return
+    lo, hi = br
+    assert dpcore.laplace_composition_delta(hi, e0, k)[1] <= delta
+    assert lo == 0.0 or dpcore.laplace_composition_delta(lo, e0, k)[0] > delta
+    assert hi - lo <= 1e-9 * max(hi, 0.1)  # relative, and absolute below epsilon 0.1 (as the accountant)
