@@ -441,3 +441,24 @@ def test_first_step_cap_follows_the_most_composed_losses_and_keeps_grids_bounded
     assert acc._resolving_step() == pytest.approx(widest / 2**16, rel=1e-12)
     alone_laplace = dpcore.LaplaceMechanism(scale=0.1).epsilon(1e-5)
     assert alone_laplace <= acc.epsilon(1e-5) <= alone_laplace + 1e-3
+
+
+@pytest.mark.parametrize("tau", [1e-5, 1e-12, 1e-15])
+def test_truncation_points_keep_their_tails_below_tau_and_are_tight(tau):
+    """Each end has its tail <= tau; a point 1e-6 of the range inward has a tail above tau (not far off)."""
+    from dpcore.pld import _truncation
+
+    losses = [
+        *dpcore.SubsampledGaussianMechanism(1.1, 256 / 60000).privacy_losses(),
+        *dpcore.SubsampledGaussianMechanism(0.6, 0.05).privacy_losses(),
+        gaussian_privacy_loss(0.3),
+        gaussian_privacy_loss(200.0),
+    ]
+    for loss in losses:
+        lo, hi = _truncation(loss, tau)
+        eps = 1e-6 * (hi - lo)
+        assert lo < hi
+        if not math.isfinite(loss.lower):
+            assert loss.cdf(np.array([lo]))[0] <= tau < loss.cdf(np.array([lo + eps]))[0]
+        if not math.isfinite(loss.upper):
+            assert loss.sf(np.array([hi]))[0] <= tau < loss.sf(np.array([hi - eps]))[0]
