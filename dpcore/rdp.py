@@ -421,14 +421,34 @@ def laplace_rdp(alpha: ArrayLike, b: float, sensitivity: float = 1.0) -> NDArray
     return float(out) if out.ndim == 0 else out
 
 
+#: Most terms :func:`_log_a_integer` sums for all orders at once (about 0.5 MB of work arrays).
+_VECTOR_TERMS = 1 << 16
+
+
 def _log_a_integer(n: NDArray[np.int64], log_q: float, log_1mq: float, inv_two_s2: float) -> NDArray[np.float64]:
     r"""``log A_n`` of Mironov, Talwar & Zhang (2019) at integer orders ``n >= 1`` (``A_1 = 1``).
 
     :math:`A_n = \sum_{k=0}^{n} \binom{n}{k} (1-q)^{n-k} q^k e^{(k^2-k)/(2\sigma^2)}`,
-    summed in log space (binomials by ``gammaln``), one order at a time so
-    that memory stays linear in the largest order.
+    summed in log space (binomials by ``gammaln``, each order's terms shifted
+    by their largest). Up to :data:`_VECTOR_TERMS` terms in all, every order
+    at once (``reduceat`` over the concatenated terms); beyond, one order at
+    a time, so that memory stays linear in the largest order.
     """
     out = np.zeros(n.shape, dtype=float)
+    big = n.ravel() > 1
+    sizes = n.ravel()[big].astype(np.int64) + 1
+    if 0 < sizes.sum() <= _VECTOR_TERMS:
+        order = np.repeat(n.ravel()[big].astype(float), sizes)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        j = np.arange(order.size, dtype=float) - np.repeat(starts, sizes)
+        log_binom = special.gammaln(order + 1.0) - special.gammaln(j + 1.0) - special.gammaln(order - j + 1.0)
+        with np.errstate(invalid="ignore"):  # 0 * log(0) when q = 1: that term is absent
+            rest = np.where(order - j > 0, (order - j) * log_1mq, 0.0)
+        terms = log_binom + rest + j * log_q + (j * j - j) * inv_two_s2
+        top = np.maximum.reduceat(terms, starts)
+        flat = out.ravel()  # a view: out is a fresh contiguous array
+        flat[big] = top + np.log(np.add.reduceat(np.exp(terms - np.repeat(top, sizes)), starts))
+        return out
     for idx, m in np.ndenumerate(n):
         if m <= 1:
             continue

@@ -468,3 +468,18 @@ def test_subsampled_fractional_orders_where_the_power_would_overflow(sigma, q, a
         )
         ref = float(mp.log(val) / (a - 1))
     assert dpcore.subsampled_gaussian_rdp(alpha, sigma, q) == pytest.approx(ref, rel=1e-9)
+
+
+def test_log_a_integer_all_orders_at_once_equals_one_order_at_a_time(monkeypatch):
+    """The vectorised sum over all orders and the per-order loop (used beyond _VECTOR_TERMS) agree to rounding."""
+    from dpcore import rdp as r
+
+    n = np.array([[2, 3, 4, 5], [8, 16, 64, 256]])
+    for q, s in [(256 / 60000, 1.1), (0.05, 0.6), (1.0, 2.0), (0.5, 0.3)]:
+        args = (math.log(q), math.log1p(-q) if q < 1 else -math.inf, 1 / (2 * s * s))
+        together = r._log_a_integer(n, *args)
+        monkeypatch.setattr(r, "_VECTOR_TERMS", 0)
+        alone = r._log_a_integer(n, *args)
+        monkeypatch.undo()
+        assert together.shape == n.shape
+        assert np.allclose(together, alone, rtol=1e-11, atol=1e-16)
