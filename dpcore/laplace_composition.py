@@ -64,7 +64,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._lazy import lazy_module
-from ._validation import check_positive_finite, check_positive_int, check_probability_open
+from ._validation import check_positive_finite, check_positive_int, check_probability_open, check_real
 
 special = lazy_module("scipy.special")
 
@@ -372,9 +372,9 @@ def laplace_composition_delta(epsilon: float, epsilon0: float, count: int) -> tu
         If an argument breaks its rule above.
     """
     e0, k = _check(epsilon0, count)
-    eps = float(epsilon) if isinstance(epsilon, (int, float, np.floating, np.integer)) else math.nan
-    if isinstance(epsilon, bool) or not (math.isfinite(eps) and eps >= 0.0):
-        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}")
+    eps = check_real("epsilon", epsilon)
+    if eps < 0.0:
+        raise ValueError(f"epsilon must be >= 0; got {eps}")
     return _composed(e0, k).delta_bracket(eps)
 
 

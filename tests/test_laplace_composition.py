@@ -176,7 +176,7 @@ def test_epsilon_refuses_bad_input(args, match):
         dpcore.laplace_composition_epsilon(*args)
 
 
-@pytest.mark.parametrize("eps", [-0.1, math.nan, math.inf, True, "1", None])
+@pytest.mark.parametrize("eps", [-0.1, math.nan, math.inf, True, "1", None, 10**400])
 def test_delta_refuses_a_bad_epsilon(eps):
     with pytest.raises(ValueError, match="epsilon"):
         dpcore.laplace_composition_delta(eps, 1.0, 3)
