@@ -529,6 +529,25 @@ class _Discrete:
     tail: float  # the probability that the loss falls outside the discretised range
 
 
+def _grid_crossing(
+    holds: Callable[[NDArray[np.float64]], NDArray[np.bool_]], inside: float, outside: float
+) -> tuple[float, float]:
+    """Where a monotone condition stops holding, between ``inside`` (holds) and ``outside``: 4 rounds of 257 points.
+
+    Each round evaluates ``holds`` once, vectorised, on 257 points from ``inside`` to ``outside`` and keeps the
+    last point that holds and the first that does not (within 1/256^4 of the start). If every point holds
+    (``outside`` was only a bound), the last cell is kept; if ``inside`` itself does not, both ends are it.
+    """
+    for _ in range(4):
+        x = np.linspace(inside, outside, 257)
+        bad = np.flatnonzero(~holds(x))
+        first_bad = int(bad[0]) if bad.size else 256
+        if first_bad == 0:
+            return inside, inside
+        inside, outside = float(x[first_bad - 1]), float(x[first_bad])
+    return inside, outside
+
+
 @functools.lru_cache(maxsize=64)
 def _truncation(loss: PrivacyLoss, tau: float) -> tuple[float, float]:
     r"""Points ``lo < hi`` with ``P(L <= lo) <= tau`` and ``P(hi < L < inf) <= tau``.
@@ -542,16 +561,7 @@ def _truncation(loss: PrivacyLoss, tau: float) -> tuple[float, float]:
 
     def locate(f: CDF, inside: float, outside: float) -> float:
         """The grid point nearest ``outside`` with ``f <= tau``, between ``inside`` (``f <= tau``) and ``outside``."""
-        for _ in range(4):
-            x = np.linspace(inside, outside, 257)
-            bad = np.nonzero(~(f(x) <= tau))[0]  # NaN counts as not satisfying
-            first_bad = int(bad[0]) if bad.size else 257
-            if first_bad == 257:  # all satisfy, up to `outside` (a point that failed before): keep the last
-                first_bad = 256
-            if first_bad == 0:  # `inside` itself is re-checked on the grid; it satisfied before
-                return inside
-            inside, outside = float(x[first_bad - 1]), float(x[first_bad])
-        return inside
+        return _grid_crossing(lambda x: np.asarray(f(x) <= tau), inside, outside)[0]  # NaN: not satisfying
 
     def bracket(f: CDF, sign: float) -> float:
         """A point ``sign * 2^j`` with ``f <= tau`` (doubling beyond 2^63 if needed)."""
@@ -587,9 +597,9 @@ def _spread(loss: PrivacyLoss) -> float:
 
     A scale for the first grid step: a step near the spread does not resolve the loss (most of its mass in a
     cell or two), and the refinement's error model (square of the step) holds only well below it. The
-    quartiles are bracketed on 257-point grids of the cdf, four times (within 1/256^4 of the range), in a
-    range ``[-r, r]`` found by doubling ``r`` from 1. 0 also when a quartile is not finite (a mass of
-    1/4 or more at :math:`+\infty`): no scale to resolve.
+    quartiles are bracketed on 257-point grids of the cdf, four times (within 1/256^4 of the range,
+    :func:`_grid_crossing`, as in :func:`_truncation`), in a range ``[-r, r]`` found by doubling ``r`` from 1.
+    0 also when a quartile is not finite (a mass of 1/4 or more at :math:`+\infty`): no scale to resolve.
     """
     r = 1.0
     while True:
@@ -599,14 +609,13 @@ def _spread(loss: PrivacyLoss) -> float:
         if r > 1e300:
             return 0.0
         r *= 2.0
-    lo, hi = -r, r
     quartiles = []
     for target in (0.25, 0.75):
-        a, b = lo, hi
-        for _ in range(4):
-            x = np.linspace(a, b, 257)
-            i = int(np.searchsorted(loss.cdf(x), target))  # the cdf is non-decreasing
-            a, b = float(x[max(i - 1, 0)]), float(x[min(i, 256)])
+
+        def below(x: NDArray[np.float64], target: float = target) -> NDArray[np.bool_]:
+            return np.asarray(loss.cdf(x) < target)
+
+        a, b = _grid_crossing(below, -r, r)
         quartiles.append(0.5 * (a + b))
     return max(quartiles[1] - quartiles[0], 0.0)
 
