@@ -312,8 +312,7 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             rows.append(["PLD accountant", "n/a", "not applicable: " + _one_line(str(exc))])
         else:
             result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower, pld_method=bracket.method)
-            how = "pld" if bracket.method == "pld" else bracket.method  # exact-laplace: composed with no grid
-            candidates.append((bracket.upper, how, bracket.lower))
+            candidates.append((bracket.upper, bracket.method, bracket.lower))  # pld, or exact-laplace (no grid)
             rows.append(
                 [
                     "PLD accountant",

@@ -106,13 +106,15 @@ def _check(epsilon0: float, count: int) -> tuple[float, int]:
 TRUNCATION = 1e-30
 
 
+@functools.lru_cache(maxsize=8)
 def _uniform_parts(e0: float, k: int) -> tuple[int, float]:
     r"""``(J, dropped)``: the most uniform parts kept and the P-mass of the terms with more (module docstring).
 
     Under P each release's loss falls strictly between its atoms with probability
     :math:`(1 - e^{-\varepsilon_0})/2`, independently, so the number of uniform parts is binomial;
     ``J`` is the smallest with :math:`P(\text{more than } J) \le` :data:`TRUNCATION` (``scipy.special.bdtrc``).
-    The work of the composition is about ``k * J**2`` multiply-adds.
+    The work of the composition is about ``k * J**2`` multiply-adds. Cached: the accountant asks for it to
+    route a query, then the composition needs it again.
     """
     tails = special.bdtrc(np.arange(k), k, -math.expm1(-e0) / 2.0)
     small = np.nonzero(tails <= TRUNCATION)[0]
@@ -240,7 +242,7 @@ class _ComposedLaplace:
     """The profile of ``count`` Laplace releases of pure epsilon ``e0``, with its rounding bound."""
 
     def __init__(self, e0: float, k: int) -> None:
-        self.e0, self.k = e0, k
+        self.e0 = e0
         lo, alpha, self.beta, dropped, big_j = _convolution_power(e0, k)
         self.log_tilt = k * math.log1p(e0 / 2.0) - k * e0 / 2.0  # log of Z^k e^{-k e0/2}
         self.x = (2.0 * np.arange(lo, k + 1) - k) * e0  # the lattice kept: atoms and cell edges

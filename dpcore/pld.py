@@ -1523,18 +1523,18 @@ class PldAccountant:
         return None
 
     def _laplace_only(self) -> tuple[float, int] | None:
-        """``(epsilon0, count)`` if only Laplace mechanisms of one pure epsilon were composed, within
-        :func:`dpcore.laplace_composition_epsilon`'s range and :data:`LAPLACE_EXACT_MAX_WORK`."""
+        """``(epsilon0, count)`` if, with ``closed_form``, only Laplace mechanisms of one pure epsilon were
+        composed, within :func:`dpcore.laplace_composition_epsilon`'s range and :data:`LAPLACE_EXACT_MAX_WORK`."""
         from .mechanisms import LaplaceMechanism
 
-        if not all(type(m) is LaplaceMechanism for m, _ in self._parts):
+        if not self.closed_form or not all(type(m) is LaplaceMechanism for m, _ in self._parts):
             return None
         e0s = {float(m.pure_epsilon) for m, _ in self._parts if isinstance(m, LaplaceMechanism)}
-        count = sum(k for _, k in self._parts)
-        if len(e0s) != 1 or count > laplace_composition.MAX_COUNT:
+        if len(e0s) != 1:
             return None
-        e0 = e0s.pop()
-        if e0 > laplace_composition.MAX_EPSILON0 or count * math.log1p(e0 / 2.0) > laplace_composition.MAX_LOG_TILT:
+        try:  # the exact composition's own range (count, epsilon0, the tilt's size)
+            e0, count = laplace_composition._check(e0s.pop(), sum(k for _, k in self._parts))
+        except ValueError:
             return None
         if count * laplace_composition._uniform_parts(e0, count)[0] ** 2 > LAPLACE_EXACT_MAX_WORK:
             return None
@@ -1665,7 +1665,7 @@ class PldAccountant:
         if not self._parts:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
         h = check_positive_finite("value_discretization", value_discretization)
-        laplace = self._laplace_only() if self.closed_form else None
+        laplace = self._laplace_only()
         if laplace is not None:
             return laplace_composition_delta(eps, *laplace)
         runs = self._run(h, 1e-15, dots=True)
