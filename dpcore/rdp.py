@@ -434,29 +434,28 @@ def _log_a_integer(n: NDArray[np.int64], log_q: float, log_1mq: float, inv_two_s
     at once (``reduceat`` over the concatenated terms); beyond, one order at
     a time, so that memory stays linear in the largest order.
     """
+
+    def terms_of(order: float | NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The logs of the terms k of A_order (``order`` a scalar or an array like ``k``)."""
+        log_binom = special.gammaln(order + 1.0) - special.gammaln(k + 1.0) - special.gammaln(order - k + 1.0)
+        with np.errstate(invalid="ignore"):  # 0 * log(0) when q = 1: that term is absent
+            rest = np.where(order - k > 0, (order - k) * log_1mq, 0.0)
+        return np.asarray(log_binom + rest + k * log_q + (k * k - k) * inv_two_s2, dtype=np.float64)
+
     out = np.zeros(n.shape, dtype=float)
     big = n.ravel() > 1
     sizes = n.ravel()[big].astype(np.int64) + 1
     if 0 < sizes.sum() <= _VECTOR_TERMS:
         order = np.repeat(n.ravel()[big].astype(float), sizes)
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        j = np.arange(order.size, dtype=float) - np.repeat(starts, sizes)
-        log_binom = special.gammaln(order + 1.0) - special.gammaln(j + 1.0) - special.gammaln(order - j + 1.0)
-        with np.errstate(invalid="ignore"):  # 0 * log(0) when q = 1: that term is absent
-            rest = np.where(order - j > 0, (order - j) * log_1mq, 0.0)
-        terms = log_binom + rest + j * log_q + (j * j - j) * inv_two_s2
+        terms = terms_of(order, np.arange(order.size, dtype=float) - np.repeat(starts, sizes))
         top = np.maximum.reduceat(terms, starts)
         flat = out.ravel()  # a view: out is a fresh contiguous array
         flat[big] = top + np.log(np.add.reduceat(np.exp(terms - np.repeat(top, sizes)), starts))
         return out
     for idx, m in np.ndenumerate(n):
-        if m <= 1:
-            continue
-        k = np.arange(int(m) + 1, dtype=float)
-        log_binom = special.gammaln(m + 1.0) - special.gammaln(k + 1.0) - special.gammaln(m - k + 1.0)
-        with np.errstate(invalid="ignore"):  # 0 * log(0) when q = 1: that term is absent
-            rest = np.where(m - k > 0, (m - k) * log_1mq, 0.0)
-        out[idx] = special.logsumexp(log_binom + rest + k * log_q + (k * k - k) * inv_two_s2)
+        if m > 1:
+            out[idx] = special.logsumexp(terms_of(float(m), np.arange(int(m) + 1, dtype=float)))
     return out
 
 
