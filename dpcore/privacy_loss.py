@@ -177,6 +177,24 @@ def _interval_log_prob(
     return out
 
 
+def _interval_log_ratio(
+    lower: NDArray[np.float64], upper: NDArray[np.float64], u: float, v: float, scale: float
+) -> NDArray[np.float64]:
+    """``log P_u(lower, upper] - log P_v(lower, upper]`` for Laplace laws centred at ``u`` and ``v``.
+
+    An interval on one side of both centres has the ratio ``(v - u)/b`` (below both) or ``(u - v)/b`` (above
+    both) exactly, whatever its ends; it is set so, because the two log probabilities can be too large for
+    their difference to survive rounding (ends 1e24 scales away: each is known to 1e8 only). Elsewhere the
+    interval holds a centre, and the difference of the two log probabilities is used.
+    """
+    with np.errstate(invalid="ignore"):
+        diff = _interval_log_prob(lower, upper, np.asarray(u), scale) - _interval_log_prob(
+            lower, upper, np.asarray(v), scale
+        )
+    diff = np.where(upper <= min(u, v), (v - u) / scale, diff)
+    return np.asarray(np.where(lower >= max(u, v), (u - v) / scale, diff))
+
+
 def _validate_interval(lower: ArrayLike, upper: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     lo = as_real_array("lower", lower)
     hi = as_real_array("upper", upper)
@@ -430,10 +448,7 @@ def laplace_max_interval_log_ratio(
         for r0, r1 in zip(starts[:-1], starts[1:], strict=True):
             i, j = _rows(r0, r1, m)
             lo, hi = e[i], e[j]
-            with np.errstate(invalid="ignore"):
-                diff = _interval_log_prob(lo, hi, np.asarray(uk), scale) - _interval_log_prob(
-                    lo, hi, np.asarray(vk), scale
-                )
+            diff = _interval_log_ratio(lo, hi, float(uk), float(vk), scale)
             if np.isnan(diff).any():  # both probabilities underflowed to 0 (-inf - -inf)
                 raise ValueError(
                     "an interval has probability below the double range under both loc and loc_prime; "

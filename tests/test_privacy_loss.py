@@ -226,7 +226,18 @@ def test_max_interval_ratio_attains_epsilon_and_never_exceeds_it():
     lr = laplace_interval_log_probability(edges[i], edges[j], 0.0, b) - laplace_interval_log_probability(
         edges[i], edges[j], sens, b
     )
-    assert res.log_ratio_max == np.max(lr)
+    assert res.log_ratio_max == pytest.approx(np.max(lr), abs=1e-12)  # the subtraction rounds; ours is exact
+    assert res.log_ratio_max == sens / b  # an interval below both centres: (v - u) / b, exactly
+
+
+def test_max_interval_ratio_exact_for_ends_far_beyond_rounding():
+    # found by the property test: ends 1.2e24 scales out, where each log probability is known only to about
+    # 2.7e8 (an ulp), so their difference came out as 2^28 instead of 134217729 = |u - v| / b
+    far = [-1.2089258196146292e24, -1.2089258196146294e24]
+    res = laplace_max_interval_log_ratio(0.0, 134217729.0, 1.0, far)
+    assert res.log_ratio_max == res.log_ratio_min == 134217729.0
+    res = laplace_max_interval_log_ratio(0.0, 3.0, 2.0, [-x for x in far])  # above both centres
+    assert res.log_ratio_max == res.log_ratio_min == -1.5
 
 
 def test_max_interval_ratio_detects_halved_scale():
