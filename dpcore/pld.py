@@ -1157,7 +1157,7 @@ class _PartTransform:
     core_size: int
     centre: int  # the core's mean index in 1/_DIVISIONS of a cell, rounded: phases are taken relative to it
     rest_mass: float
-    missing: float  # 1 - (the pmf's total mass), from an exactly rounded sum
+    missing: float  # 1 - (the pmf's total mass): the core summed exactly with the rest's (rounded) mass
     core_samples: NDArray[np.float64]  # |transform of the core| on a grid of n2 points (empty: no core)
     slack: float  # the core's modulus moves by at most this between a frequency and its nearest sample
     rest_hat: NDArray[np.complex128] | None  # the rest's FFT at every frequency, where its mass is large
