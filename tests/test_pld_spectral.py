@@ -19,7 +19,6 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-import dpcore
 from dpcore import pld
 
 
@@ -55,7 +54,10 @@ def test_zoom_dft_control_a_chirp_reduced_mod_n_is_wrong():
 
 
 @pytest.mark.parametrize("count", [1, 30, 1000, 100_000])
-@pytest.mark.parametrize("size, n, centre, spread, tail", [(400, 6000, 120, 6.0, 1e-3), (3000, 9000, 2900, 40.0, 0.2)])
+@pytest.mark.parametrize(
+    "size, n, centre, spread, tail",
+    [(400, 6000, 120, 6.0, 1e-3), (3000, 9000, 2900, 40.0, 0.2), (400, 60000, 120, 6.0, 1e-3)],  # last: n2 < n
+)
 def test_bounds_and_candidates_hold_every_frequency(count, size, n, centre, spread, tail):
     p = _pmf(np.random.default_rng(count), size, centre, spread, tail)
     t = pld._part_transform(p, n, count)
@@ -174,30 +176,12 @@ def test_dpsgd_at_1e5_steps_against_a_long_double_spectrum():
     """
     if np.finfo(np.longdouble).eps > 1e-18:
         pytest.skip("no 80-bit long double on this platform")
-    mech = dpcore.SubsampledGaussianMechanism(sigma=1.1, sampling_rate=256 / 60000)
-    ((loss, count),) = dpcore.PldAccountant().compose(mech, 100_000)._discretised()[0]
-    h, eta = 1.24e-4, 1e-14
-    dots, _ = pld._connect_dots(loss, h, eta / (4 * count))
-    c = pld._compose([(dots, count)], eta / 8, h)
-    pi = np.longdouble("3.14159265358979323846264338327950288")
-    idx, p = np.arange(dots.pmf.size).astype(np.longdouble), dots.pmf.astype(np.longdouble)
-    reference = np.zeros(c.kept.size, dtype=complex)
-    for m, j in enumerate(c.kept):
-        phase = 2 * pi * np.longdouble(int(j)) * idx / np.longdouble(c.n)
-        re, im = np.sum(p * np.cos(phase)), -np.sum(p * np.sin(phase))
-        log_mod = np.log(np.sqrt(re * re + im * im)) * count
-        angle = np.fmod(np.arctan2(im, re) * count, 2 * pi)
-        reference[m] = complex(float(np.exp(log_mod) * np.cos(angle)), float(np.exp(log_mod) * np.sin(angle)))
-    exact = pld._spectral_profile(dataclasses.replace(c, values=reference, turns=0 * c.turns), h)
-    ours = pld._spectral_profile(c, h)
-    eps = pld._inverse(ours, 1e-5, -1e4, 1e4)
-    assert abs(ours(eps) - exact(eps)) <= 1e-14
-    fft = np.ones(c.n // 2 + 1, dtype=complex)
-    folded = np.zeros(c.n)
-    folded[: dots.pmf.size] = dots.pmf
-    fft = pld._power(np.fft.rfft(folded), count)[c.kept]
-    naive = pld._spectral_profile(dataclasses.replace(c, values=fft, turns=0 * c.turns), h)
-    assert abs(naive(eps) - exact(eps)) > 1e-13
+    from dpbook.experiments import composition as cx
+
+    r = cx.spectral_precision(1.1, 256 / 60000, 100_000, 1.24e-4, 1e-5)
+    assert r.error <= 1e-14
+    assert r.naive_error > 1e-13
+    assert r.kept * pld._SPECTRAL_RATIO <= r.n  # the spectral path is the one under test
 
 
 @pytest.mark.parametrize("s, q", [(1.1, 256 / 60000), (0.6, 0.05), (2.0, 1.0), (0.01, 0.5)])
