@@ -922,14 +922,14 @@ def spectral_precision(sigma: float, q: float, steps: int, h: float, delta: floa
     r"""DP-SGD's composed connect-the-dots profile: dpcore's spectrum against an 80-bit one, at ``h``.
 
     One step's loss (the remove direction) is discretised by connect-the-dots
-    at step ``h`` and composed ``steps`` times by :func:`dpcore.pld._compose`,
+    at step ``h`` and composed ``steps`` times by ``dpcore.pld._compose``,
     which keeps the frequencies whose composed modulus is above 1e-30 and
     computes them accurately. The reference raises the same lattice law's
     transform at those frequencies to the ``steps``-th power in long double
     (64-bit mantissa: 2^11 times finer than a double). Both spectra go
-    through the same profile summation (:func:`dpcore.pld._spectral_profile`),
+    through the same profile summation (``dpcore.pld._spectral_profile``),
     so the comparison is of the spectra alone, at dpcore's answer
-    :math:`arepsilon` for ``delta``. Evidence (deterministic): the two
+    :math:`\varepsilon` for ``delta``. Evidence (deterministic): the two
     deltas differ by at most 1e-14, a tenth of the 1e-13 the accountant
     allows for rounding. Control (must fail): the spectrum as the FFT raised
     to the ``steps``-th power (what dpcore computed before), against the
