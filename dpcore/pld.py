@@ -1125,7 +1125,7 @@ def _mulmod(k: int, x: NDArray[np.int64], m: int) -> NDArray[np.int64]:
 
 def _chirp(m: NDArray[np.int64], n: int) -> NDArray[np.complex128]:
     """``exp(-pi i m^2 / n)`` for integers ``m``, with ``m^2`` reduced mod ``2n`` exactly before rounding."""
-    return np.asarray(np.exp((-1j * math.pi / n) * ((m * m) % (2 * n))))
+    return _turn((-(m * m)) % (2 * n), 2 * n)
 
 
 def _zoom_dft(x: NDArray[np.float64], n: int, m: int) -> NDArray[np.complex128]:
@@ -1339,9 +1339,8 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
     transforms = [_part_transform(f, n, k) for f, (_, k) in zip(folded, parts, strict=True)]
     floor = math.log(_NEGLIGIBLE_POWER)
     candidates = transforms[0].candidates(n, math.exp(floor / parts[0][1]))
-    for t, (_, k) in zip(
-        transforms[1:], parts[1:], strict=True
-    ):  # each part alone must reach 1e-30 (the others are <= 1)
+    # each part alone must reach 1e-30 (the others are at most 1)
+    for t, (_, k) in zip(transforms[1:], parts[1:], strict=True):
         candidates = np.intersect1d(candidates, t.candidates(n, math.exp(floor / k)), assume_unique=True)
     log_bound = sum(k * np.log(t.bound(n, candidates)) for t, (_, k) in zip(transforms, parts, strict=True))
     candidates = candidates[log_bound >= floor]
@@ -1353,18 +1352,15 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
         )
         keep = log_bound >= floor
         candidates, rests = candidates[keep], [r[keep] for r in rests]
-    if (
-        _ACCURATE_RATIO * candidates.size <= n
-        and candidates.size * sum(t.core_size for t in transforms) <= _DIRECT_WORK
-    ):
-        log_s = np.zeros(candidates.size, dtype=complex)
-        turns = np.zeros(candidates.size, dtype=np.int64)
-        for t, r, (_, k) in zip(transforms, rests, parts, strict=True):
-            log_s += k * _part_log_spectrum(t, n, candidates, r)
-            rotation = (candidates.astype(np.int64) * t.centre) % (_DIVISIONS * n)
-            turns = (turns + _mulmod(k, rotation, _DIVISIONS * n)) % (_DIVISIONS * n)
-        keep = log_s.real >= floor
-        return _Composed(candidates[keep], np.exp(log_s[keep]), turns[keep], *window)
+        if candidates.size * sum(t.core_size for t in transforms) <= _DIRECT_WORK:  # the direct sums' work
+            log_s = np.zeros(candidates.size, dtype=complex)
+            turns = np.zeros(candidates.size, dtype=np.int64)
+            for t, r, (_, k) in zip(transforms, rests, parts, strict=True):
+                log_s += k * _part_log_spectrum(t, n, candidates, r)
+                rotation = (candidates.astype(np.int64) * t.centre) % (_DIVISIONS * n)
+                turns = (turns + _mulmod(k, rotation, _DIVISIONS * n)) % (_DIVISIONS * n)
+            keep = log_s.real >= floor
+            return _Composed(candidates[keep], np.exp(log_s[keep]), turns[keep], *window)
     spectrum = np.ones(n // 2 + 1, dtype=complex)
     for f, (_, k) in zip(folded, parts, strict=True):
         spectrum *= _power(sp_fft.rfft(f, n), k)
