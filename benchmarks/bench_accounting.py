@@ -77,7 +77,7 @@ LONG_ROWS = {("prv", ROWS[3]["id"]): 600.0}
 #: relative_width settings of `PldAccountant(relative_width=w).epsilon()`, coarse to fine, each run on every row:
 #: a work-precision ladder. Goal (c) is judged at the coarsest setting whose answer is at least as accurate as
 #: dp_accounting's (chosen by accuracy alone, never by time); 1e-3 is the default.
-LADDER = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6)
+LADDER = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7)
 DEFAULT_WIDTH = 1e-3
 PRECISE = 1e-5  # the finer setting shown in the main table
 

@@ -53,9 +53,13 @@ error of 4e-12 on delta, forty times that allowance (measured against an
 80-bit reference spectrum; versions of dpcore before this one had it). Many
 compositions leave few frequencies whose modulus is above 1e-30, so these are
 computed apart (:func:`_compose`): each part's modulus is bounded at every
-frequency, the remaining ones get :math:`\log z_j` from a direct sum over the
-part's *core* (its heavy cells, with the angles reduced in integers and no
-cancellation in :math:`z_j - 1`) and a transform of the light rest, and the
+frequency (its core's by a short FFT, its rest's by its mass and its total
+variation, so that no transform of the window's length is needed), the
+remaining ones get :math:`\log z_j` from a direct sum over the part's *core*
+(its heavy cells, and heavy cells far from them such as the Laplace loss's
+second atom, with the angles reduced in integers and no cancellation in
+:math:`z_j - 1`) and a transform of the light rest (where the rest is heavy,
+the whole part directly), and the
 profile is summed from them in closed form, two geometric series a frequency
 (:func:`_spectral_profile`), with no inverse FFT. The error on delta is then
 a few times 1e-15 at 10^5 steps (``tests/test_pld_spectral.py``), and a query costs
@@ -1093,13 +1097,19 @@ class _Composed:
 
 #: A part composed ``k`` times has a *core*: the cells from the first to the last of mass above the largest
 #: power of two that leaves the others a 2-norm of at most ``_REST_NORM / k`` (at most :data:`_CORE_CELLS`
-#: cells), summed directly; transforms see only the rest (see :func:`_part_log_spectrum`).
+#: cells), summed directly; transforms see only the rest (see :func:`_part_log_spectrum`). Where the heavy
+#: cells span more than :data:`_CORE_CELLS`, the core is that many around the heaviest, and heavy cells outside
+#: it that stand above both neighbours by the same threshold (*spikes*, such as the Laplace loss's atom at
+#: :math:`-\varepsilon_0`, far from its atom at :math:`+\varepsilon_0`; at most :data:`_SPIKE_CELLS`, the highest) are
+#: summed directly as well.
 _REST_NORM = 2.5
 _CORE_CELLS = 2048
+_SPIKE_CELLS = 64
 
-#: Where a part's rest holds at most this much mass and the part is at most 1/4 of the FFT length, the
-#: rest's modulus is bounded by its mass at every frequency and its transform is computed only where needed
-#: (:func:`_zoom_dft`, about as costly as an FFT of the part's length); otherwise by one FFT of the window's length.
+#: The rest's transform is computed only where needed (:func:`_zoom_dft`, about as costly as an FFT of the
+#: part's length) where the part is at most 1/4 of the FFT length and the rest's modulus bound
+#: (:meth:`_PartTransform.bound`: its mass, and its variation over the frequency) is below this beyond the lowest
+#: ``1/(2 _ACCURATE_RATIO)`` of the frequencies; otherwise by one FFT of the window's length.
 _REST_BOUND = 1e-2
 
 #: The profile is evaluated from the spectrum itself (:func:`_spectral_profile`) when at most ``1/_SPECTRAL_RATIO``
@@ -1111,6 +1121,13 @@ _SPECTRAL_RATIO = 64
 #: at most ``_DIRECT_WORK`` terms; otherwise the spectrum is the product of the parts' FFTs raised to their counts.
 _ACCURATE_RATIO = 8
 _DIRECT_WORK = 1 << 22
+
+#: Where a part's rest is heavy, ``k`` times its mass above ``_WHOLE_MASS``, and the kept frequencies times its
+#: nonzero cells are at most ``_WHOLE_WORK``, the whole part is summed directly, rest included: the zoom
+#: transform's error is about 1e-16 times the rest's mass (not its 2-norm, as an FFT's), and the k-fold power
+#: multiplies it by k (1000 Laplace releases, k times the rest's mass 170: 2.4e-14 on delta; directly 1e-15).
+_WHOLE_MASS = 100.0
+_WHOLE_WORK = 1 << 20
 
 
 #: Centres of parts are kept in 1/_DIVISIONS of a cell (so rotations are exact integers mod ``_DIVISIONS * n``).
@@ -1155,12 +1172,34 @@ class _PartTransform:
     pmf: NDArray[np.float64]
     core_start: int
     core_size: int
+    spikes: NDArray[np.intp]  # cells outside the core's run, summed directly with it (sorted)
     centre: int  # the core's mean index in 1/_DIVISIONS of a cell, rounded: phases are taken relative to it
     rest_mass: float
+    variation: float  # the rest's total variation, sum |r_t - r_(t-1)| with 0 beyond both ends (rounded up)
+    spike_mass: float
     missing: float  # 1 - (the pmf's total mass): the core summed exactly with the rest's (rounded) mass
-    core_samples: NDArray[np.float64]  # |transform of the core| on a grid of n2 points (empty: no core)
-    slack: float  # the core's modulus moves by at most this between a frequency and its nearest sample
-    rest_hat: NDArray[np.complex128] | None  # the rest's FFT at every frequency, where its mass is large
+    core_samples: NDArray[np.float64]  # |transform of the core's run| on a grid of n2 points (empty: none)
+    slack: float  # the run's modulus moves by at most this between a frequency and its nearest sample
+    rest_hat: NDArray[np.complex128] | None  # the rest's FFT at every frequency, where its bound is too loose
+
+    def cells(self) -> NDArray[np.intp]:
+        """The cells summed directly: the core's run, then the spikes."""
+        run = np.arange(self.core_start, self.core_start + self.core_size, dtype=np.intp)
+        return np.concatenate((run, self.spikes))
+
+    def rest_bound(self, n: int, j: NDArray[np.intp]) -> NDArray[np.float64]:
+        r"""A bound on the rest's modulus at ``j`` (``0 .. n // 2``) from its mass and its variation alone.
+
+        Summation by parts, :math:`(1 - e^{-i\theta}) R(\theta) = \sum_t (r_t - r_{t-1}) e^{-i\theta t}`
+        over a finite sequence, gives :math:`|R(\theta)| \le V / (2|\sin(\theta/2)|)` with ``V`` its total
+        variation (on the circle of ``n`` cells at most the variation with zeros beyond both ends), at
+        :math:`\theta = 2\pi j/n`; and :math:`|R| \le` its mass. Rounding: a factor 1 + 1e-9.
+        """
+        if self.variation == 0.0:  # no rest at all
+            return np.full(j.size, self.rest_mass)
+        with np.errstate(divide="ignore"):
+            varied = self.variation / (2.0 * np.sin((math.pi / n) * j))
+        return np.asarray(np.minimum(self.rest_mass, varied * (1.0 + 1e-9)))
 
     def bound(self, n: int, j: NDArray[np.intp]) -> NDArray[np.float64]:
         """An upper bound on the modulus of the part's transform at the frequencies ``j`` (in ``0 .. n // 2``)."""
@@ -1168,27 +1207,46 @@ class _PartTransform:
         if self.core_samples.size:  # the nearest sample (a tie either way is within half a sample's spacing)
             n2 = self.core_samples.size
             core = self.core_samples[np.rint(j * (n2 / n)).astype(np.int64) % n2] + self.slack
-        rest = np.abs(self.rest_hat[j]) + 1e-15 if self.rest_hat is not None else self.rest_mass + 1e-15
-        return np.asarray(np.minimum(core + rest, 1.0))
+        rest = np.abs(self.rest_hat[j]) if self.rest_hat is not None else self.rest_bound(n, j)
+        return np.asarray(np.minimum(core + self.spike_mass + rest + 1e-15, 1.0))
 
     def candidates(self, n: int, floor: float) -> NDArray[np.intp]:
         """The frequencies ``0 .. n // 2`` where :meth:`bound` is at least ``floor``, found from the samples."""
+        reach = n // 2  # beyond it the rest's variation bound alone keeps the bound below floor
+        if self.rest_hat is None:
+            top = float(np.max(self.core_samples)) + self.slack if self.core_samples.size else 0.0
+            reach = _variation_reach(self.variation, self.rest_mass, n, floor - top - self.spike_mass - 2e-15)
+            if reach < 0:
+                return np.zeros(0, dtype=np.intp)
         if self.rest_hat is not None or self.core_samples.size == 0 or self.core_samples.size == n:
-            j = np.arange(n // 2 + 1)
-            return np.flatnonzero(self.bound(n, j) >= floor)
+            return np.flatnonzero(self.bound(n, np.arange(reach + 1)) >= floor)
         n2 = self.core_samples.size
-        s = np.flatnonzero(self.core_samples[: n2 // 2 + 2] + self.slack + self.rest_mass + 1e-15 >= floor)
+        top = self.slack + self.spike_mass + self.rest_mass + 1e-15
+        s = np.flatnonzero(self.core_samples[: n2 // 2 + 2] + top >= floor)
         if s.size == 0:
             return np.zeros(0, dtype=np.intp)
         # frequency j has nearest sample round(j n2 / n): sample s is nearest for j within n / (2 n2) of s n / n2
         lo = np.maximum(np.floor((s - 0.5) * (n / n2)).astype(np.int64), 0)  # one either side: rounding ties
-        hi = np.minimum(np.ceil((s + 0.5) * (n / n2)).astype(np.int64), n // 2)
+        hi = np.minimum(np.ceil((s + 0.5) * (n / n2)).astype(np.int64), reach)
         lo, hi = lo[lo <= hi], hi[lo <= hi]
-        mark = np.zeros(n // 2 + 2, dtype=np.int64)
+        mark = np.zeros(reach + 2, dtype=np.int64)
         np.add.at(mark, lo, 1)
         np.add.at(mark, hi + 1, -1)
-        j = np.flatnonzero(np.cumsum(mark)[: n // 2 + 1] > 0)
+        j = np.flatnonzero(np.cumsum(mark)[: reach + 1] > 0)
         return j[self.bound(n, j) >= floor]
+
+
+def _variation_reach(variation: float, mass: float, n: int, level: float) -> int:
+    """The last ``j`` in ``0 .. n // 2`` where :meth:`_PartTransform.rest_bound` may be at least ``level``
+    (-1: none; one more than needed, for rounding)."""
+    if level <= 0.0:
+        return n // 2
+    if mass * (1.0 + 1e-9) < level:
+        return -1
+    ratio = variation * (1.0 + 1e-9) / (2.0 * level)
+    if ratio >= 1.0:
+        return n // 2
+    return min(int(math.floor(n / math.pi * math.asin(ratio))) + 1, n // 2)
 
 
 def _core_threshold(pmf: NDArray[np.float64], count: int) -> float:
@@ -1201,30 +1259,54 @@ def _core_threshold(pmf: NDArray[np.float64], count: int) -> float:
     return float(2.0 ** (min(int(ok[-1]), 1092) + floor)) if ok.size else 0.0
 
 
+def _spikes(rest: NDArray[np.float64], threshold: float) -> NDArray[np.intp]:
+    """The cells of ``rest`` at least ``threshold`` (and > 0) above both neighbours: the highest
+    :data:`_SPIKE_CELLS`, sorted."""
+    padded = np.concatenate(([0.0], rest, [0.0]))
+    excess = rest - np.maximum(padded[:-2], padded[2:])
+    spikes = np.flatnonzero((excess > 0.0) & (excess >= threshold))
+    if spikes.size > _SPIKE_CELLS:
+        spikes = np.sort(spikes[np.argpartition(excess[spikes], -_SPIKE_CELLS)[-_SPIKE_CELLS:]])
+    return spikes
+
+
 def _part_transform(pmf: NDArray[np.float64], n: int, count: int) -> _PartTransform:
     r"""Split ``pmf`` (length at most ``n``) into core and rest, ready to bound and evaluate its transform.
 
-    The core's transform is sampled on a grid of ``n_2 = 64`` times its
+    The core's run is transformed on a grid of ``n_2 = 64`` times its
     length (one small FFT); between samples its modulus moves by at most the
     distance in frequency times its first absolute moment about its middle,
     :math:`\sum_t p_t |t - c|` (``|d/dw E e^{-iw(T - c)}| <= E|T - c|``), so
     the sample nearest each frequency of the ``n``-grid (within
-    :math:`\pi/n_2`) plus that slack bounds it; where ``n <= n_2`` the core is
-    transformed on the ``n``-grid itself (no slack). The rest adds at most its
-    mass, or, where that exceeds :data:`_REST_BOUND`, the modulus of its FFT.
+    :math:`\pi/n_2`) plus that slack bounds it; where ``n <= n_2`` the run is
+    transformed on the ``n``-grid itself (no slack). The spikes add at most
+    their mass, the rest at most :meth:`_PartTransform.rest_bound`, or, where
+    that is too loose (:data:`_REST_BOUND`), the modulus of its FFT.
     Rounding: 1e-15 each.
     """
-    heavy = np.flatnonzero(pmf >= _core_threshold(pmf, count))
+    threshold = _core_threshold(pmf, count)
+    heavy = np.flatnonzero(pmf >= threshold)
     lo = hi = 0
+    rest = pmf.copy()
+    spikes = np.zeros(0, dtype=np.intp)
     if heavy.size:
         lo, hi = int(heavy[0]), int(heavy[-1]) + 1
         if hi - lo > _CORE_CELLS:
             lo = min(max(int(np.argmax(pmf)) - _CORE_CELLS // 2, 0), pmf.size - _CORE_CELLS)
             hi = lo + _CORE_CELLS
+            rest[lo:hi] = 0.0
+            spikes = _spikes(rest, threshold)
+    rest[lo:hi] = 0.0
+    rest[spikes] = 0.0
     core = pmf[lo:hi]
-    rest_mass = float(np.sum(pmf[:lo]) + np.sum(pmf[hi:]))  # relative rounding error of ~1e-16 log2(size)
-    missing = -math.fsum([rest_mass, *core.tolist(), -1.0])
-    mean = float(core @ np.arange(core.size)) / float(core.sum()) if core.size else 0.0
+    rest_mass = float(np.sum(rest[:lo]) + np.sum(rest[hi:]))  # relative rounding error of ~1e-16 log2(size)
+    spike_masses = pmf[spikes]
+    spike_mass = math.fsum(spike_masses.tolist())
+    missing = -math.fsum([rest_mass, *core.tolist(), *spike_masses.tolist(), -1.0])
+    variation = float(np.sum(np.abs(np.diff(rest, prepend=0.0, append=0.0)))) * (1.0 + 1e-12)
+    direct = np.concatenate((core, spike_masses))
+    relative = np.concatenate((np.arange(core.size), spikes - lo))
+    mean = float(direct @ relative) / float(direct.sum()) if direct.size else 0.0
     centre = _DIVISIONS * lo + int(round(_DIVISIONS * mean))
     samples, slack = np.zeros(0), 0.0
     if core.size:
@@ -1236,11 +1318,22 @@ def _part_transform(pmf: NDArray[np.float64], n: int, count: int) -> _PartTransf
             slack = (math.pi / n2) * moment + 1e-15
         samples = np.abs(sp_fft.fft(core, n2))
     rest_hat = None
-    if rest_mass > _REST_BOUND or 4 * pmf.size > n:
-        rest = pmf.copy()
-        rest[lo:hi] = 0.0
+    loose = rest_mass > _REST_BOUND and _variation_reach(variation, rest_mass, n, _REST_BOUND) > n // (
+        2 * _ACCURATE_RATIO
+    )
+    if loose or 4 * pmf.size > n:
         rest_hat = sp_fft.rfft(rest, n)
-    return _PartTransform(pmf, lo, hi - lo, centre, rest_mass, missing, samples, slack, rest_hat)
+    return _PartTransform(
+        pmf, lo, hi - lo, spikes, centre, rest_mass, variation, spike_mass, missing, samples, slack, rest_hat
+    )
+
+
+def _rest(t: _PartTransform) -> NDArray[np.float64]:
+    """The part's pmf without its core (run and spikes)."""
+    rest = t.pmf.copy()
+    rest[t.core_start : t.core_start + t.core_size] = 0.0
+    rest[t.spikes] = 0.0
+    return rest
 
 
 def _rest_transform(t: _PartTransform, n: int, j: NDArray[np.intp]) -> NDArray[np.complex128]:
@@ -1249,24 +1342,27 @@ def _rest_transform(t: _PartTransform, n: int, j: NDArray[np.intp]) -> NDArray[n
         return np.asarray(t.rest_hat[j])
     if t.rest_mass == 0.0 or j.size == 0:
         return np.zeros(j.size, dtype=complex)
-    rest_pmf = t.pmf.copy()
-    rest_pmf[t.core_start : t.core_start + t.core_size] = 0.0
-    return np.asarray(_zoom_dft(rest_pmf, n, int(j.max()) + 1)[j])
+    return np.asarray(_zoom_dft(_rest(t), n, int(j.max()) + 1)[j])
 
 
 def _approximate_modulus(
     t: _PartTransform, n: int, j: NDArray[np.intp], rest: NDArray[np.complex128]
 ) -> NDArray[np.float64]:
     """An upper bound on ``|z_j|`` from FFT-accurate transforms of core and rest (1e-12 added for rounding)."""
-    if t.core_size == 0 or j.size == 0:
-        return np.asarray(np.minimum(np.abs(rest) + 1e-12, 1.0))
-    core = _zoom_dft(t.pmf[t.core_start : t.core_start + t.core_size], n, int(j.max()) + 1)[j]
-    turn = _turn((-j.astype(np.int64) * t.core_start) % n, n)  # from the core's first cell to the pmf's
-    return np.asarray(np.minimum(np.abs(core * turn + rest) + 1e-12, 1.0))
+    z = np.array(rest, dtype=complex)
+    if t.core_size and j.size:
+        core = _zoom_dft(t.pmf[t.core_start : t.core_start + t.core_size], n, int(j.max()) + 1)[j]
+        z = z + core * _turn((-j.astype(np.int64) * t.core_start) % n, n)  # from the run's first cell to the pmf's
+    jj = j.astype(np.int64)
+    rows = max(1, (1 << 18) // max(t.spikes.size, 1))  # frequencies a block: at most 2^18 terms in memory
+    for first in range(0, j.size if t.spikes.size else 0, rows):
+        block = jj[first : first + rows, None]
+        z[first : first + rows] += _turn((-block * t.spikes[None, :]) % n, n) @ t.pmf[t.spikes]
+    return np.asarray(np.minimum(np.abs(z) + 1e-12, 1.0))
 
 
 def _part_log_spectrum(
-    t: _PartTransform, n: int, j: NDArray[np.intp], rest: NDArray[np.complex128]
+    t: _PartTransform, n: int, j: NDArray[np.intp], rest: NDArray[np.complex128] | None
 ) -> NDArray[np.complex128]:
     r"""``log y_j`` of one part at the frequencies ``j``, :math:`z_j = y_j e^{-2\pi i j c/n}` (``c`` its centre).
 
@@ -1282,22 +1378,30 @@ def _part_log_spectrum(
     :math:`\varphi = 2\pi j (t - c)/n` reduced in integers to :math:`(-\pi, \pi]` and small for
     the cells near the centre, which carry the mass; the rest from its transform (``rest``,
     :func:`_rest_transform`; its 2-norm is small, see :data:`_REST_NORM`), turned back by the centre, minus
-    its mass; and minus the mass missing from 1. Then
+    its mass; and minus the mass missing from 1. Where ``rest`` is None, every cell of the pmf is summed
+    directly, as the core is (:data:`_WHOLE_MASS`). Then
     :math:`\log y_j = \tfrac12\log(1 + 2\,\mathrm{Re}\,w + |w|^2) + i \arg(1 + w)` where
     :math:`|w_j| \le 1/2`, and :math:`\log(1 + w_j)` elsewhere (``-inf`` where it is 0): far from 1,
     :math:`|y_j|^k` is below 1e-30 unless k is small, and so is the error, k times that of :math:`y_j`.
     """
     jj = j.astype(np.int64)
     period = _DIVISIONS * n
-    w = rest * _turn((jj * t.centre) % period, period) - t.rest_mass - t.missing
-    if t.core_size:
-        core = t.pmf[t.core_start : t.core_start + t.core_size]
-        offsets = (_DIVISIONS * (t.core_start + np.arange(t.core_size, dtype=np.int64)) - t.centre) % period
-        rows = max(1, (1 << 18) // t.core_size)  # frequencies a block: at most 2^18 angles in memory
+    if rest is None:  # the whole pmf summed directly
+        cells = np.flatnonzero(t.pmf)
+        w = np.full(j.size, math.fsum([-1.0, *t.pmf[cells].tolist()]), dtype=complex)
+    else:
+        cells = t.cells()
+        w = rest * _turn((jj * t.centre) % period, period) - t.rest_mass - t.missing
+    if cells.size:
+        core = t.pmf[cells]
+        offsets = (_DIVISIONS * cells.astype(np.int64) - t.centre) % period
+        rows = max(1, (1 << 18) // cells.size)  # frequencies a block: at most 2^18 angles in memory
         for first in range(0, jj.size, rows):
             r = (jj[first : first + rows, None] * offsets[None, :]) % period
             phi = (2.0 * math.pi / period) * np.where(2 * r > period, r - period, r)
-            w[first : first + rows] -= (np.sin(0.5 * phi) ** 2 * 2.0) @ core + 1j * (np.sin(phi) @ core)
+            w[first : first + rows] -= np.sum(np.sin(0.5 * phi) ** 2 * (2.0 * core), axis=1) + 1j * np.sum(
+                np.sin(phi) * core, axis=1
+            )
     near = np.abs(w) <= 0.5  # y near 1; elsewhere log(y) has no cancellation to avoid (and y may be 0)
     out = np.empty(w.size, dtype=complex)
     wn = w[near]
@@ -1352,11 +1456,12 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
         )
         keep = log_bound >= floor
         candidates, rests = candidates[keep], [r[keep] for r in rests]
-        if candidates.size * sum(t.core_size for t in transforms) <= _DIRECT_WORK:  # the direct sums' work
+        if candidates.size * sum(t.cells().size for t in transforms) <= _DIRECT_WORK:  # the direct sums' work
             log_s = np.zeros(candidates.size, dtype=complex)
             turns = np.zeros(candidates.size, dtype=np.int64)
             for t, r, (_, k) in zip(transforms, rests, parts, strict=True):
-                log_s += k * _part_log_spectrum(t, n, candidates, r)
+                whole = k * t.rest_mass > _WHOLE_MASS and candidates.size * np.count_nonzero(t.pmf) <= _WHOLE_WORK
+                log_s += k * _part_log_spectrum(t, n, candidates, None if whole else r)
                 rotation = (candidates.astype(np.int64) * t.centre) % (_DIVISIONS * n)
                 turns = (turns + _mulmod(k, rotation, _DIVISIONS * n)) % (_DIVISIONS * n)
             keep = log_s.real >= floor
