@@ -276,7 +276,8 @@ def test_dpsgd_at_1e5_steps_against_a_long_double_spectrum():
         pytest.skip("no 80-bit long double on this platform")
     from dpbook.experiments import composition as cx
 
-    r = cx.spectral_precision(1.1, 256 / 60000, 100_000, 1.24e-4, 1e-5)
+    sgd = dpcore.SubsampledGaussianMechanism(sigma=1.1, sampling_rate=256 / 60000)
+    r = cx.spectral_precision(sgd, 100_000, 1.24e-4, 1e-5)
     assert r.error <= 1e-14
     assert r.naive_error > 1e-13
     assert r.kept * pld._SPECTRAL_RATIO <= r.n  # the spectral path is the one under test

@@ -918,10 +918,10 @@ def _long_double_spectrum(
     return out
 
 
-def spectral_precision(sigma: float, q: float, steps: int, h: float, delta: float) -> SpectralPrecision:
-    r"""DP-SGD's composed connect-the-dots profile: dpcore's spectrum against an 80-bit one, at ``h``.
+def spectral_precision(mechanism: dpcore.pld.HasPrivacyLoss, steps: int, h: float, delta: float) -> SpectralPrecision:
+    r"""A composed connect-the-dots profile: dpcore's spectrum against an 80-bit one, at ``h``.
 
-    One step's loss (the remove direction) is discretised by connect-the-dots
+    One release's loss (its first direction: remove, for DP-SGD) is discretised by connect-the-dots
     at step ``h`` and composed ``steps`` times by ``dpcore.pld._compose``,
     which keeps the frequencies whose composed modulus is above 1e-30 and
     computes them accurately. The reference raises the same lattice law's
@@ -937,8 +937,7 @@ def spectral_precision(sigma: float, q: float, steps: int, h: float, delta: floa
     """
     from dpcore import pld
 
-    mech = dpcore.SubsampledGaussianMechanism(sigma=sigma, sampling_rate=q)
-    loss = mech.privacy_losses()[0]  # the remove direction
+    loss = mechanism.privacy_losses()[0]
     eta = 1e-14
     dots, _ = pld._connect_dots(loss, h, eta / (4 * steps))
     composed = pld._compose([(dots, steps)], eta / 8, h)
