@@ -1214,8 +1214,8 @@ class _PartTransform:
         """The frequencies ``0 .. n // 2`` where :meth:`bound` is at least ``floor``, found from the samples."""
         reach = n // 2  # beyond it the rest's variation bound alone keeps the bound below floor
         if self.rest_hat is None:
-            top = float(np.max(self.core_samples)) + self.slack if self.core_samples.size else 0.0
-            reach = _variation_reach(self.variation, self.rest_mass, n, floor - top - self.spike_mass - 2e-15)
+            run = float(np.max(self.core_samples)) + self.slack if self.core_samples.size else 0.0
+            reach = _variation_reach(self.variation, self.rest_mass, n, floor - run - self.spike_mass - 2e-15)
             if reach < 0:
                 return np.zeros(0, dtype=np.intp)
         if self.rest_hat is not None or self.core_samples.size == 0 or self.core_samples.size == n:
