@@ -18,6 +18,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpcore
 from dpcore import pld
@@ -301,3 +303,33 @@ def test_mulmod_is_exact():
     x = rng.integers(0, m, size=1000)
     for k in (0, 1, 3, 10**5, 2**40 + 7, 10**18):
         assert pld._mulmod(k, x, m).tolist() == [(k * int(v)) % m for v in x]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    size=st.integers(3000, 9000),
+    count=st.sampled_from([50, 300, 1000, 5000, 20000]),
+    spikes=st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(1e-3, 0.3)), min_size=0, max_size=4),
+    tail=st.floats(0.0, 0.4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_bounds_and_candidates_hold_with_spikes_anywhere(size, count, spikes, tail, seed):
+    """Random lattice laws, a bump at one end, a spread-out tail and atoms anywhere: the bounds hold at every
+    frequency and the candidates contain every frequency whose modulus reaches the floor."""
+    rng = np.random.default_rng(seed)
+    i = np.arange(size)
+    p = np.exp(-0.5 * ((i - 0.9 * size) / (0.02 * size)) ** 2)
+    p = p / p.sum() + tail * np.exp(rng.uniform(-1.0, 1.0) * i / size) / size
+    for where, mass in spikes:
+        p[min(int(where * size), size - 1)] += mass
+    p /= p.sum()
+    n = int(rng.choice([4 * size, 16 * size, 200 * size]))
+    t = pld._part_transform(p, n, count)
+    exact = np.abs(np.fft.rfft(p, n))
+    j = np.arange(n // 2 + 1)
+    assert np.all(t.bound(n, j) >= exact - 1e-14)
+    floor = math.exp(math.log(1e-30) / count)
+    candidates = t.candidates(n, floor)
+    assert set(np.flatnonzero(exact >= floor + 1e-12)) <= set(candidates.tolist())
+    rest = pld._rest_transform(t, n, candidates)
+    assert np.all(pld._approximate_modulus(t, n, candidates, rest) >= exact[candidates] - 1e-13)
