@@ -3,11 +3,14 @@
 The many-fold composition keeps only the frequencies whose composed modulus is
 at least 1e-30, computes their logarithms without cancellation and sums the
 profile from them directly. References computed outside the code under test:
-numpy's FFT (for the zoom transform and the modulus bounds), mpmath direct
-sums at 40 digits (the logarithms of the transform), the exact law of a
-binomial mixture in 30-digit mpmath (a profile after 200000 compositions),
-80-bit long-double sums (the DP-SGD spectrum at 10^5 steps), and the
-inverse-FFT profile of the same spectrum.
+numpy's FFT (for the zoom transform and the modulus bounds, with atoms
+anywhere: the far atom of the Laplace loss is summed with the core, the rest
+bounded by its total variation), mpmath direct sums at 40 digits (the
+logarithms of the transform), the exact law of a binomial mixture in 30-digit
+mpmath (a profile after 200000 compositions), 80-bit long-double sums (the
+DP-SGD spectrum at 10^5 steps, 1000 Laplace releases), the inverse-FFT profile
+of the same spectrum, and the exact Laplace composition of
+:mod:`dpcore.laplace_composition` (Bernstein polynomials, no grid, no FFT).
 """
 
 from __future__ import annotations
@@ -56,22 +59,29 @@ def test_zoom_dft_control_a_chirp_reduced_mod_n_is_wrong():
     assert np.max(np.abs(got - np.fft.fft(x, 1001)[:40])) > 1e-3
 
 
+def _check_bounds(
+    p: np.ndarray, n: int, count: int, rounding: float = 1e-14
+) -> tuple[pld._PartTransform, np.ndarray, np.ndarray]:
+    """Against numpy's exact moduli: the bound holds at every frequency, the candidates contain every frequency
+    whose modulus reaches the floor, and the FFT-accurate modulus bounds them. (transform, moduli, candidates)"""
+    t = pld._part_transform(p, n, count)
+    exact = np.abs(np.fft.rfft(p, n))
+    assert np.all(t.bound(n, np.arange(n // 2 + 1)) >= exact - 1e-14)
+    floor = math.exp(math.log(1e-30) / count)
+    candidates = t.candidates(n, floor)
+    assert set(np.flatnonzero(exact >= floor + 1e-12)) <= set(candidates.tolist())
+    rest = pld._rest_transform(t, n, candidates)
+    assert np.all(pld._approximate_modulus(t, n, candidates, rest) >= exact[candidates] - rounding)
+    return t, exact, candidates
+
+
 @pytest.mark.parametrize("count", [1, 30, 1000, 100_000])
 @pytest.mark.parametrize(
     "size, n, centre, spread, tail",
     [(400, 6000, 120, 6.0, 1e-3), (3000, 9000, 2900, 40.0, 0.2), (400, 60000, 120, 6.0, 1e-3)],  # last: n2 < n
 )
 def test_bounds_and_candidates_hold_every_frequency(count, size, n, centre, spread, tail):
-    p = _pmf(np.random.default_rng(count), size, centre, spread, tail)
-    t = pld._part_transform(p, n, count)
-    exact = np.abs(np.fft.rfft(p, n))
-    j = np.arange(n // 2 + 1)
-    assert np.all(t.bound(n, j) >= exact - 1e-14)
-    floor = math.exp(math.log(1e-30) / count)
-    candidates = t.candidates(n, floor)
-    assert set(np.flatnonzero(exact >= floor + 1e-12)) <= set(candidates.tolist())
-    rest = pld._rest_transform(t, n, candidates)
-    assert np.all(pld._approximate_modulus(t, n, candidates, rest) >= exact[candidates] - 1e-14)
+    _check_bounds(_pmf(np.random.default_rng(count), size, centre, spread, tail), n, count)
 
 
 def test_bound_control_without_the_slack_misses_frequencies():
@@ -95,20 +105,12 @@ def test_spikes_and_the_variation_bound_hold_every_frequency(size, n, count):
     Controls: the bound without the spikes' mass, and the variation bound with the small-angle
     :math:`V/\\theta` in place of :math:`V/(2\\sin(\\theta/2))`, fall below the exact moduli.
     """
-    p = _laplace_like(size)
-    t = pld._part_transform(p, n, count)
+    t, exact, candidates = _check_bounds(_laplace_like(size), n, count)
     assert t.core_size == pld._CORE_CELLS and 0 in t.spikes and t.rest_hat is None  # the path under test
+    assert candidates.size < n // 1000  # few: no transform of the window's length is needed
     j = np.arange(n // 2 + 1)
-    exact = np.abs(np.fft.rfft(p, n))
     rest_exact = np.abs(np.fft.rfft(pld._rest(t), n))
     assert np.all(t.rest_bound(n, j) >= rest_exact - 1e-15)  # the FFT's own rounding
-    assert np.all(t.bound(n, j) >= exact - 1e-14)
-    floor = math.exp(math.log(1e-30) / count)
-    candidates = t.candidates(n, floor)
-    assert candidates.size < n // 1000  # few: no transform of the window's length is needed
-    assert set(np.flatnonzero(exact >= floor + 1e-12)) <= set(candidates.tolist())
-    rest = pld._rest_transform(t, n, candidates)
-    assert np.all(pld._approximate_modulus(t, n, candidates, rest) >= exact[candidates] - 1e-14)
     assert np.any(dataclasses.replace(t, spike_mass=0.0).bound(n, j) < exact - 1e-3)
     small_angle = t.variation / (2.0 * math.pi * j[1:] / n)
     assert np.any(small_angle < rest_exact[1:] - 1e-9)
@@ -323,13 +325,4 @@ def test_bounds_and_candidates_hold_with_spikes_anywhere(size, count, spikes, ta
     for where, mass in spikes:
         p[min(int(where * size), size - 1)] += mass
     p /= p.sum()
-    n = int(rng.choice([4 * size, 16 * size, 200 * size]))
-    t = pld._part_transform(p, n, count)
-    exact = np.abs(np.fft.rfft(p, n))
-    j = np.arange(n // 2 + 1)
-    assert np.all(t.bound(n, j) >= exact - 1e-14)
-    floor = math.exp(math.log(1e-30) / count)
-    candidates = t.candidates(n, floor)
-    assert set(np.flatnonzero(exact >= floor + 1e-12)) <= set(candidates.tolist())
-    rest = pld._rest_transform(t, n, candidates)
-    assert np.all(pld._approximate_modulus(t, n, candidates, rest) >= exact[candidates] - 1e-13)
+    _check_bounds(p, int(rng.choice([4 * size, 16 * size, 200 * size])), count, rounding=1e-13)
