@@ -1122,11 +1122,11 @@ _SPECTRAL_RATIO = 64
 _ACCURATE_RATIO = 8
 _DIRECT_WORK = 1 << 22
 
-#: Where a part's rest is heavy, ``k`` times its mass above ``_WHOLE_MASS``, and the kept frequencies times its
-#: nonzero cells are at most ``_WHOLE_WORK``, the whole part is summed directly, rest included: the zoom
-#: transform's error is about 1e-16 times the rest's mass (not its 2-norm, as an FFT's), and the k-fold power
-#: multiplies it by k (1000 Laplace releases, k times the rest's mass 170: 2.4e-14 on delta; directly 1e-15).
-_WHOLE_MASS = 100.0
+#: A heavy rest (mass above :data:`_REST_BOUND`) bounded by its variation, with no FFT of the window, is not
+#: taken from its zoom transform, whose error is about 1e-16 times the rest's mass (not its 2-norm, as an FFT's),
+#: multiplied by k in the power (1000 Laplace releases: 2.4e-14 on delta, 300: 1.7e-14). The whole part is summed
+#: directly where the kept frequencies times its nonzero cells are at most ``_WHOLE_WORK`` (delta within 1e-15),
+#: otherwise the rest is taken from its FFT of the window's length.
 _WHOLE_WORK = 1 << 20
 
 
@@ -1379,7 +1379,7 @@ def _part_log_spectrum(
     the cells near the centre, which carry the mass; the rest from its transform (``rest``,
     :func:`_rest_transform`; its 2-norm is small, see :data:`_REST_NORM`), turned back by the centre, minus
     its mass; and minus the mass missing from 1. Where ``rest`` is None, every cell of the pmf is summed
-    directly, as the core is (:data:`_WHOLE_MASS`). Then
+    directly, as the core is (:data:`_WHOLE_WORK`). Then
     :math:`\log y_j = \tfrac12\log(1 + 2\,\mathrm{Re}\,w + |w|^2) + i \arg(1 + w)` where
     :math:`|w_j| \le 1/2`, and :math:`\log(1 + w_j)` elsewhere (``-inf`` where it is 0): far from 1,
     :math:`|y_j|^k` is below 1e-30 unless k is small, and so is the error, k times that of :math:`y_j`.
@@ -1460,8 +1460,11 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
             log_s = np.zeros(candidates.size, dtype=complex)
             turns = np.zeros(candidates.size, dtype=np.int64)
             for t, r, (_, k) in zip(transforms, rests, parts, strict=True):
-                whole = k * t.rest_mass > _WHOLE_MASS and candidates.size * np.count_nonzero(t.pmf) <= _WHOLE_WORK
-                log_s += k * _part_log_spectrum(t, n, candidates, None if whole else r)
+                accurate: NDArray[np.complex128] | None = r
+                if t.rest_hat is None and t.rest_mass > _REST_BOUND:  # heavy: not from the zoom (_WHOLE_WORK)
+                    whole = candidates.size * np.count_nonzero(t.pmf) <= _WHOLE_WORK
+                    accurate = None if whole else np.asarray(sp_fft.rfft(_rest(t), n)[candidates])
+                log_s += k * _part_log_spectrum(t, n, candidates, accurate)
                 rotation = (candidates.astype(np.int64) * t.centre) % (_DIVISIONS * n)
                 turns = (turns + _mulmod(k, rotation, _DIVISIONS * n)) % (_DIVISIONS * n)
             keep = log_s.real >= floor
