@@ -1287,16 +1287,15 @@ def _part_transform(pmf: NDArray[np.float64], n: int, count: int) -> _PartTransf
     threshold = _core_threshold(pmf, count)
     heavy = np.flatnonzero(pmf >= threshold)
     lo = hi = 0
-    rest = pmf.copy()
-    spikes = np.zeros(0, dtype=np.intp)
+    capped = False
     if heavy.size:
         lo, hi = int(heavy[0]), int(heavy[-1]) + 1
         if hi - lo > _CORE_CELLS:
             lo = min(max(int(np.argmax(pmf)) - _CORE_CELLS // 2, 0), pmf.size - _CORE_CELLS)
-            hi = lo + _CORE_CELLS
-            rest[lo:hi] = 0.0
-            spikes = _spikes(rest, threshold)
+            hi, capped = lo + _CORE_CELLS, True
+    rest = pmf.copy()
     rest[lo:hi] = 0.0
+    spikes = _spikes(rest, threshold) if capped else np.zeros(0, dtype=np.intp)
     rest[spikes] = 0.0
     core = pmf[lo:hi]
     rest_mass = float(np.sum(rest[:lo]) + np.sum(rest[hi:]))  # relative rounding error of ~1e-16 log2(size)
