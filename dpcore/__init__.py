@@ -16,6 +16,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
 * :mod:`dpcore.pld` -- privacy-loss distributions: the tight accountant with a certified bracket;
 * :mod:`dpcore.laplace_composition` -- exact composition of the Laplace mechanism (up to rounding);
+* :mod:`dpcore.subsampled_gaussian` -- the Poisson-subsampled Gaussian's exact one-step profile;
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
 * :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
 * :mod:`dpcore.floating_point` -- the textbook float Laplace mechanism and Mironov's attack on it;
@@ -39,6 +40,7 @@ from . import (
     privacy_loss,
     rdp,
     sensitivity,
+    subsampled_gaussian,
 )
 from ._validation import as_generator, as_seed_sequence, seed_offset
 from .attacks import *  # noqa: F403
@@ -55,6 +57,7 @@ from .pld import *  # noqa: F403
 from .privacy_loss import *  # noqa: F403
 from .rdp import *  # noqa: F403
 from .sensitivity import *  # noqa: F403
+from .subsampled_gaussian import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -74,6 +77,7 @@ __all__ = [
     *rdp.__all__,
     *pld.__all__,
     *laplace_composition.__all__,
+    *subsampled_gaussian.__all__,
     *auditing.__all__,
     *discrete.__all__,
     *event_ratios.__all__,

@@ -64,6 +64,7 @@ from .pld import (
     subsampled_gaussian_privacy_losses,
 )
 from .rdp import _check_orders, gaussian_rdp, laplace_rdp, subsampled_gaussian_rdp
+from .subsampled_gaussian import subsampled_gaussian_delta, subsampled_gaussian_epsilon
 
 special = lazy_module("scipy.special")
 optimize = lazy_module("scipy.optimize")
@@ -641,8 +642,8 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
     laws are :math:`N(0,\sigma^2)` and the mixture
     :math:`(1-q)N(0,\sigma^2) + qN(\Delta,\sigma^2)`, in either order: the
     privacy loss has two directions (:func:`dpcore.subsampled_gaussian_privacy_losses`),
-    and the profile is the larger of the two, each computed from the loss's
-    law by quadrature. RDP: :func:`dpcore.subsampled_gaussian_rdp`. No
+    and the profile is the larger of the two, each in closed form
+    (:mod:`dpcore.subsampled_gaussian`). RDP: :func:`dpcore.subsampled_gaussian_rdp`. No
     closed form composes it: use :class:`dpcore.PldAccountant` (tight) or
     :class:`dpcore.RdpAccountant`.
 
@@ -683,24 +684,18 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
         return subsampled_gaussian_privacy_losses(self.sigma / self.sensitivity, self.sampling_rate)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile of one step (the larger direction), at each ``epsilon`` >= 0."""
-        e = check_nonnegative_finite_array("epsilon", epsilon)
-        losses = self.privacy_losses()
-        out = np.array([max(loss.delta(float(x)) for loss in losses) for x in np.ravel(e)]).reshape(e.shape)
-        return _out(np.minimum(out, 1.0), epsilon)
+        """The exact privacy profile of one step (the larger direction), at each ``epsilon`` >= 0.
+
+        In closed form (:func:`dpcore.subsampled_gaussian_delta`), relative error below about 1e-12.
+        """
+        return subsampled_gaussian_delta(epsilon, self.sigma, self.sampling_rate, self.sensitivity)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (bisection on the exact profile)."""
-        target = check_probability_open("delta", delta)
-        if float(self.delta(0.0)) <= target:
-            return 0.0
-        hi = 1.0
-        while float(self.delta(hi)) > target:
-            hi *= 2.0
-            if hi > 1e4:
-                raise ValueError(f"delta {delta} is too small: epsilon above 1e4")
-        e = float(optimize.brentq(lambda x: float(self.delta(x)) - target, 0.0, hi, xtol=1e-12))
-        return _safe_side(self.delta, e, target, hi)
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (:func:`dpcore.subsampled_gaussian_epsilon`).
+
+        Any ``delta`` in (0, 1); the answer is rounded up so that the computed profile there is at most ``delta``.
+        """
+        return subsampled_gaussian_epsilon(delta, self.sigma, self.sampling_rate, self.sensitivity)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         """Rényi divergence at each order (:func:`dpcore.subsampled_gaussian_rdp`)."""

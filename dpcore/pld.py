@@ -131,7 +131,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import laplace_composition
+from . import laplace_composition, subsampled_gaussian
 from ._lazy import lazy_module
 from ._validation import check_positive_finite, check_positive_int, check_probability_open
 from .laplace_composition import laplace_composition_delta, laplace_composition_epsilon
@@ -200,6 +200,9 @@ class PrivacyLoss:
         Every atom of the law is an integer multiple of it (``None``: no
         atoms, or none known). Connect-the-dots is exact at atoms on its grid,
         so the accountant chooses steps that divide it.
+    profile : callable, optional
+        ``profile(eps)`` is :math:`\delta(\varepsilon)` of this loss alone in closed form (used by
+        :meth:`delta` instead of quadrature; the subsampled Gaussian's, :mod:`dpcore.subsampled_gaussian`).
     laws : callable, optional
         ``laws(l)`` returns ``(cdf(l), sf(l), q_cdf(l), q_sf(l))`` at once, equal
         to the four functions' values, computing what they share once (a
@@ -218,9 +221,10 @@ class PrivacyLoss:
     gaussian_mean: float | None = None
     lattice: float | None = None
     laws: Callable[[NDArray[np.float64]], tuple[NDArray[np.float64], ...]] | None = None
+    profile: Callable[[float], float] | None = None
 
     def delta(self, epsilon: float) -> float:
-        r"""The profile of this loss alone, by quadrature.
+        r"""The profile of this loss alone: ``profile`` where the law has one in closed form, else by quadrature.
 
         :math:`\delta(\varepsilon) = \int_\varepsilon^\infty e^{\varepsilon-\ell} P(L>\ell)\,d\ell + P(L=\infty)`
 
@@ -228,6 +232,8 @@ class PrivacyLoss:
         adaptive quadrature; where :math:`\ell` is below the support the
         integrand is :math:`e^{\varepsilon-\ell}` and is integrated exactly.
         """
+        if self.profile is not None:
+            return float(self.profile(float(epsilon)))
         eps = float(epsilon)
         if eps >= self.upper:
             return self.infinity_mass
@@ -428,7 +434,8 @@ def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss,
       :math:`X \sim N(0,s^2)`, with values in :math:`(-\infty, -\log(1-q))`.
 
     Distribution functions through :math:`x(\ell) = s^2\log((e^\ell-(1-q))/q) + 1/2`;
-    partial means by adaptive quadrature over :math:`x`.
+    partial means by adaptive quadrature over :math:`x`; each direction's profile
+    (:meth:`PrivacyLoss.delta`) in closed form (:mod:`dpcore.subsampled_gaussian`).
 
     Raises
     ------
@@ -566,9 +573,20 @@ def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss,
         remove_q_cdf,
         remove_q_sf,
         laws=remove_laws,
+        profile=functools.partial(subsampled_gaussian.direction_delta, s=s, q=q, direction="remove"),
     )
     add = PrivacyLoss(
-        add_cdf, add_sf, add_mean, -math.inf, top, 0.0, "subsampled Gaussian (add)", add_q_cdf, add_q_sf, laws=add_laws
+        add_cdf,
+        add_sf,
+        add_mean,
+        -math.inf,
+        top,
+        0.0,
+        "subsampled Gaussian (add)",
+        add_q_cdf,
+        add_q_sf,
+        laws=add_laws,
+        profile=functools.partial(subsampled_gaussian.direction_delta, s=s, q=q, direction="add"),
     )
     return remove, add
 
