@@ -30,6 +30,7 @@ __all__ = [
     "check_probability_open",
     "check_positive_int",
     "check_real",
+    "check_bool",
     "check_normal_result",
     "as_real_array",
     "MAX_INT",
@@ -192,6 +193,22 @@ def check_real(name: str, value: Any) -> float:
     if not math.isfinite(x):
         raise ValueError(f"{name} must be finite; got {x}")
     return x
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool if it is one (``bool`` or ``numpy.bool_``), else raise.
+
+    A flag is never read from another type: ``"False"`` is truthy, ``1``, ``0``
+    and ``None`` would be read silently, so each is refused.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a ``bool`` or a ``numpy.bool_``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False (a bool); got {value!r} of type {type(value).__name__}")
 
 
 def check_normal_result(what: str, value: float, inputs: str) -> float:

@@ -580,7 +580,7 @@ def bernoulli_exp(gamma: Any, size: int | None = None, rng: RNGLike = None) -> A
 def as_fraction(name: str, value: Any) -> Fraction:
     """Convert a positive rational parameter exactly.
 
-    Ints and ``Fraction`` are taken as they are; a float or a string is read
+    Ints (numpy integers too) and ``Fraction`` are taken as they are; a float or a string is read
     through its decimal representation (``0.1`` is exactly 1/10, not the
     binary double nearest to it), so the parameter is the number the user
     wrote. Numerator and denominator must be below ``2**24``.
@@ -590,11 +590,13 @@ def as_fraction(name: str, value: Any) -> Fraction:
     ValueError
         If ``value`` is not a finite positive rational of that size.
     """
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be a positive rational number, not a bool")
     try:
-        if isinstance(value, Fraction | numbers.Integral):
-            fr = Fraction(value)
+        if isinstance(value, Fraction):
+            fr = value
+        elif isinstance(value, numbers.Integral):  # int(): a numpy integer's Fraction would keep numpy parts
+            fr = Fraction(int(value))
         elif isinstance(value, str):
             fr = Fraction(value.strip())
         else:

@@ -86,6 +86,7 @@ HYP1F1_RELATIVE_ERROR = 1e-13
 
 _U = 2.0**-53
 _TINY = 2.0**-1074
+_NORMAL = 2.0**-1022
 
 
 def _check(epsilon0: float, count: int) -> tuple[float, int]:
@@ -93,6 +94,10 @@ def _check(epsilon0: float, count: int) -> tuple[float, int]:
     k = check_positive_int("count", count, maximum=MAX_COUNT)
     if e0 > MAX_EPSILON0:
         raise ValueError(f"epsilon0 must be <= {MAX_EPSILON0:g} for the exact composition; got {e0:g}")
+    if e0 < _NORMAL:  # a subnormal epsilon0 has few significant bits: the atoms' arithmetic gave NaN (issue 28)
+        raise ValueError(
+            f"epsilon0 must be >= {_NORMAL:.17g} (the smallest normal double) for the exact composition; got {e0!r}"
+        )
     if k * math.log1p(e0 / 2.0) > MAX_LOG_TILT:
         raise ValueError(
             f"count * log(1 + epsilon0/2) must be <= {MAX_LOG_TILT:g} (the tilt's weights would overflow); "
@@ -359,7 +364,8 @@ def laplace_composition_delta(epsilon: float, epsilon0: float, count: int) -> tu
     epsilon : float
         Where to evaluate the profile, finite and >= 0.
     epsilon0 : float
-        The pure epsilon of one release, in (0, :data:`MAX_EPSILON0`].
+        The pure epsilon of one release, in [2.2e-308, :data:`MAX_EPSILON0`] (a normal double: a subnormal
+        one keeps too few bits for the composition's arithmetic).
     count : int
         Number of releases, 1 .. :data:`MAX_COUNT`, with ``count * log(1 + epsilon0/2) <= 600``.
 

@@ -41,6 +41,7 @@ from ._lazy import lazy_module
 from ._validation import (
     as_real_array,
     check_array_above,
+    check_bool,
     check_finite_array,
     check_positive_finite,
     check_positive_finite_array,
@@ -142,7 +143,10 @@ def _log_integral(
     grid = np.concatenate((points, centre - offsets, centre + offsets))
     grid = np.unique(grid[(grid >= lower) & (grid <= upper)])
     if grid.size == 0:
-        raise ValueError(f"the integration interval [{lower}, {upper}] contains none of the probe points")
+        raise ValueError(
+            f"the integration interval [lower, upper] = [{lower}, {upper}] contains none of the probe points "
+            "(the median of points, or 0, plus or minus scale * [0, 1e-4 .. 1e5]); pass points inside it"
+        )
     vals = _as_log_values(logf, grid)
     vals = np.where(np.isnan(vals), -np.inf, vals)
     i = int(np.argmax(vals))
@@ -171,7 +175,10 @@ def _log_integral(
             "missed the peak; give points near the mass and a scale of its width"
         ) from None
     if not (total > 0 and math.isfinite(total)):
-        raise ValueError(f"the integral is not a positive finite number (got {total}); check the densities")
+        raise ValueError(
+            f"the integral is not a positive finite number (got {total}); check the densities, and that scale "
+            f"(a typical width of the integrand) is right"
+        )
     return math.log(total) + shift, abserr / total, edges
 
 
@@ -216,7 +223,7 @@ def renyi_divergence(
     epsrel : float
         Relative tolerance requested from the quadrature.
     check_normalised : bool
-        If true (default), also integrate :math:`p` and :math:`q` and refuse
+        A ``bool`` or ``numpy.bool_``. If true (default), also integrate :math:`p` and :math:`q` and refuse
         densities whose mass differs from 1 by more than ``1e-8``.
     max_order : float
         Refuse orders above this (default ``1e4``): the integrand sharpens as
@@ -235,6 +242,7 @@ def renyi_divergence(
     ValueError
         If ``alpha <= 1`` or ``alpha > max_order``, ``logp`` or ``logq`` is not
         callable, ``scale <= 0``, ``lower >= upper`` (or either is NaN),
+        ``check_normalised`` is not a bool,
         ``epsrel`` is not in [1e-15, 1), a density is not normalised, or the
         integral is not a positive finite number.
     RuntimeError
@@ -258,6 +266,7 @@ def renyi_divergence(
     lower, upper = _real_scalar("lower", lower), _real_scalar("upper", upper)
     if not lower < upper:
         raise ValueError(f"lower must be < upper (and neither NaN); got [{lower}, {upper}]")
+    check_normalised = check_bool("check_normalised", check_normalised)
     pts = np.atleast_1d(check_finite_array("points", points)).ravel()
     pts = np.unique(pts[(pts > lower) & (pts < upper)])
     # the user's log-densities overflow or underflow far in the tails (-x^2 at 1e300): that is -inf, not an error
@@ -294,7 +303,10 @@ def _renyi_checked(
         for name, f in (("logp", logp), ("logq", logq)):
             log_mass, _, _ = _log_integral(f, lower, upper, pts, scale, epsrel)
             if abs(log_mass) > 1e-8:
-                raise ValueError(f"{name} is not a normalised log-density: its mass is {math.exp(log_mass)!r}")
+                raise ValueError(
+                    f"{name} is not a normalised log-density on [lower, upper] = [{lower!r}, {upper!r}]: "
+                    f"its mass there is {math.exp(log_mass)!r}"
+                )
     log_i, relerr, edges = _log_integral(log_integrand, lower, upper, pts, scale, epsrel)
     if log_i < 1.0:
         # Small divergence (alpha near 1, or little noise): log I is then computed as log1p(I - 1) with
@@ -488,10 +500,15 @@ def _log_a_fractional(alpha: float, log_q: float, log_1mq: float, s2: float) -> 
             -np.square(z) / (2.0 * s2) - 0.5 * math.log(2.0 * math.pi * s2) + alpha * np.logaddexp(log_1mq, log_q + u)
         )
 
-    grid = np.linspace(lo, hi, 4001)
+    # the two bumps, near 0 and near alpha, are about s wide: narrower than the grid's spacing when s is small
+    # (sigma 0.01 at order 9000.5 gave "math domain error", sigma 1e-3 an OverflowError), so their centres and
+    # a few widths either side are probed too, and the quadrature breaks there
+    near = [c + s * w for c in (0.0, alpha) for w in (-20.0, -5.0, -1.0, 0.0, 1.0, 5.0, 20.0)]
+    near = [z for z in near if lo < z < hi]
+    grid = np.concatenate((np.linspace(lo, hi, 4001), near))
     values = log_f(grid)
     m, peak = float(np.max(values)), float(grid[int(np.argmax(values))])
-    points = sorted({0.0, 0.5, peak})
+    points = sorted({0.0, 0.5, peak, *near})
     with warnings.catch_warnings():  # a roundoff warning at the requested 1e-13: the error estimate is added below
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
         val, err = integrate.quad(

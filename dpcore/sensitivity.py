@@ -72,7 +72,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._limits import check_limit, check_limit_value
-from ._validation import check_positive_int
+from ._validation import check_bool, check_positive_int
 
 __all__ = [
     "NEIGHBOUR_RELATIONS",
@@ -154,7 +154,7 @@ def _check_universe(universe: ArrayLike) -> NDArray[Any]:
 
 
 def _check_relation(relation: str) -> NeighbourRelation:
-    if relation not in NEIGHBOUR_RELATIONS:
+    if not isinstance(relation, str) or relation not in NEIGHBOUR_RELATIONS:
         raise ValueError(f"relation must be one of {NEIGHBOUR_RELATIONS}; got {relation!r}")
     return relation  # type: ignore[return-value]  # checked against the Literal's values above
 
@@ -176,7 +176,7 @@ def _check_sizes(min_size: Any, max_size: Any, relation: str) -> tuple[int, int]
 
 
 def _check_norm(norm: Any) -> int:
-    if norm in (1, 2) and not isinstance(norm, bool):
+    if isinstance(norm, (int, float, np.integer, np.floating)) and not isinstance(norm, bool) and norm in (1, 2):
         return int(norm)
     raise ValueError(f"norm must be 1 or 2; got {norm!r}")
 
@@ -241,7 +241,8 @@ def count_datasets(
     ------
     ValueError
         If ``universe_size < 1``, the sizes are not integers with ``0 <= min_size <= max_size``,
-        or the count would have more than ``max_bits`` bits (pass a larger ``max_bits`` to compute it).
+        ``ordered`` is not a bool (or ``numpy.bool_``), or the count would have more than ``max_bits``
+        bits (pass a larger ``max_bits`` to compute it).
     """
     u = check_positive_int("universe_size", universe_size)
     lo = check_positive_int("min_size", min_size, minimum=0)
@@ -249,8 +250,7 @@ def count_datasets(
     if hi < lo:
         raise ValueError(f"max_size must be >= min_size; got {lo} > {hi}")
     max_bits = check_limit_value("max_bits", max_bits)
-    if not isinstance(ordered, (bool, np.bool_)):
-        raise ValueError(f"ordered must be True or False; got {ordered!r}")
+    ordered = check_bool("ordered", ordered)
     # the count is below (number of sizes) x (count of the largest size)
     bits = _log2_size_count(u, hi, bool(ordered)) + math.log2(hi - lo + 1)
     if bits > max_bits:
@@ -326,14 +326,16 @@ def enumerate_datasets(
     Raises
     ------
     ValueError
-        On an empty or non-numeric universe, invalid sizes, or more than
-        ``max_datasets`` data sets.
+        On an empty or non-numeric universe, invalid sizes, an ``ordered`` that
+        is not a bool (or ``numpy.bool_``; the string ``"False"`` is refused,
+        not read as true), or more than ``max_datasets`` data sets.
     """
     uni = _check_universe(universe)
     lo = check_positive_int("min_size", min_size, minimum=0)
     hi = check_positive_int("max_size", max_size, minimum=0)
     if hi < lo:
         raise ValueError(f"max_size must be >= min_size; got {lo} > {hi}")
+    ordered = check_bool("ordered", ordered)
     _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
     return [uni[row] for g in _groups(uni.shape[0], lo, hi, ordered) for row in g.codes]
 
@@ -528,6 +530,7 @@ def neighbouring_pairs(
     uni = _check_universe(universe)
     relation = _check_relation(relation)
     lo, hi = _check_sizes(min_size, max_size, relation)
+    ordered = check_bool("ordered", ordered)
     _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
     _check_pairs(uni.shape[0], lo, hi, relation, ordered, max_pairs)
     groups = _groups(uni.shape[0], lo, hi, ordered)
@@ -611,11 +614,12 @@ def global_sensitivity(
     norm : {1, 2}
         The norm of the difference of answers.
     ordered : bool
+        A ``bool`` or ``numpy.bool_`` (nothing else is read as a flag).
         ``False``: data sets are multisets (records sorted by universe
         position); ``True``: sequences, where adding a record means inserting
         it at any position.
     vectorized : bool
-        Whether ``query`` accepts a batch of data sets (see above).
+        A ``bool`` or ``numpy.bool_``: whether ``query`` accepts a batch of data sets (see above).
     max_datasets : int
         Refuse enumerations larger than this (default 10^6; see
         :func:`count_datasets`), checked in closed form before any work.
@@ -633,7 +637,8 @@ def global_sensitivity(
     ------
     ValueError
         If the universe is empty, non-numeric, non-finite or has repeated
-        records; the relation is unknown; the norm is not 1 or 2; the sizes
+        records; the relation is unknown; the norm is not 1 or 2; ``ordered``
+        or ``vectorized`` is not a bool (or ``numpy.bool_``); the sizes
         are invalid or admit no neighbouring pair; the enumeration exceeds
         ``max_datasets`` or ``max_pairs``; or the query returns NaN, infinity, non-numbers or
         answers of varying length.
@@ -642,6 +647,8 @@ def global_sensitivity(
     relation = _check_relation(relation)
     p = _check_norm(norm)
     lo, hi = _check_sizes(min_size, max_size, relation)
+    ordered = check_bool("ordered", ordered)
+    vectorized = check_bool("vectorized", vectorized)
     n_datasets = _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
     _check_pairs(uni.shape[0], lo, hi, relation, ordered, max_pairs)
     groups = _groups(uni.shape[0], lo, hi, ordered)
