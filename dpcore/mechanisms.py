@@ -537,7 +537,9 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
     2**24 - 1 or down to 2**-24; measured on 2 cores,
     ``benchmarks/results/work_bounds.md``): ``delta`` sums a window of
     :math:`2k + \Delta + 1 \le 1.4 \cdot 10^6` terms per epsilon in blocks
-    (under 0.3 GB, about 0.05 s per epsilon); ``epsilon`` takes under 10 s.
+    (under 0.3 GB, about 0.05 s per epsilon); ``epsilon`` takes under 10 s;
+    ``rdp`` sums :math:`2k + 2 \le 3.3 \cdot 10^5` terms per order in blocks
+    (under 0.3 GB, about 1.5 s for the 256 default orders).
 
     Raises
     ------
@@ -598,14 +600,26 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         return _safe_side(self.delta, e, target, hi)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
-        """Rényi divergence at each order > 1, exactly (the theta sums above, in log space)."""
+        r"""Rényi divergence at each order > 1, exactly (the theta sums above, in log space).
+
+        The shifted sum :math:`\sum_z e^{-(z - s)^2/(2\sigma^2)}`, :math:`s = (1-\alpha)\Delta`, depends on
+        :math:`s` modulo 1 only: it is summed over the :math:`2k + 2` integers :math:`w` nearest the fraction
+        :math:`f = s - \lfloor s \rfloor` (:math:`k = \lfloor 40\sigma \rfloor + 10`, as the normaliser;
+        :math:`w - f` is the same double as :math:`z - s`), in blocks of orders: memory stays flat at any
+        sensitivity, time about 6 ms an order at the largest ``sigma2`` (2**24 - 1; 1.5 s for the 256 default orders).
+        """
         a = _check_orders("orders", orders)
-        s2, z, log_c = self._window()
+        s2, _, log_c = self._window()
         d = self.sensitivity
+        k = int(40 * math.sqrt(s2)) + 10
+        w = np.arange(-k, k + 2, dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
-            shift = np.asarray((1 - a) * d)[..., None]  # broadcasts against the window z on a last axis
-            log_shifted = special.logsumexp(-((z - shift) ** 2) / (2 * s2), axis=-1)
-            out = (log_shifted - log_c) / (a - 1) + a * d * d / (2 * s2)
+            shift = np.asarray((1 - a) * d, dtype=float).reshape(-1, 1)
+            frac = shift - np.floor(shift)  # exact: the theta sum has period 1 in the shift
+            log_shifted = np.empty(frac.shape[0])
+            for rows in _row_blocks(frac.shape[0], w.size):
+                log_shifted[rows] = special.logsumexp(-((w - frac[rows]) ** 2) / (2 * s2), axis=-1)
+            out = (log_shifted.reshape(a.shape) - log_c) / (a - 1) + a * d * d / (2 * s2)
             out = np.minimum(out, a * d * d / (2 * s2))  # the theta sum is at most its integer-shift value
         if not np.all(np.isfinite(out)):
             raise ValueError(f"orders too large for the discrete Gaussian RDP (overflow); largest {float(np.max(a))!r}")
