@@ -31,6 +31,8 @@ __all__ = [
     "check_positive_int",
     "check_real",
     "check_bool",
+    "check_alpha",
+    "MIN_ALPHA",
     "check_normal_result",
     "as_real_array",
     "MAX_INT",
@@ -347,6 +349,27 @@ def check_probability_open(name: str, value: Any) -> float:
     x = _as_float(name, value)
     if not (0.0 < x < 1.0):
         raise ValueError(f"{name} must lie in the open interval (0, 1); got {x}")
+    return x
+
+
+#: Smallest false-alarm probability a test accepts: the tests split ``alpha`` among their parts and take its
+#: logarithm, so a subnormal ``alpha`` (5e-324) became 0 deep inside, refused under another name.
+MIN_ALPHA = 1e-300
+
+
+def check_alpha(name: str, value: Any) -> float:
+    """Return a test's false-alarm probability as a float in [:data:`MIN_ALPHA`, 1).
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real scalar in the open interval (0, 1), or is below :data:`MIN_ALPHA` (1e-300).
+    """
+    x = check_probability_open(name, value)
+    if x < MIN_ALPHA:
+        raise ValueError(
+            f"{name} must be >= {MIN_ALPHA:g} (it is split among the tests' parts, which must not underflow); got {x!r}"
+        )
     return x
 
 

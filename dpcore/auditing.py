@@ -144,9 +144,12 @@ from ._limits import check_limit, check_limit_value
 from ._validation import (
     RNGLike,
     as_generator,
+    as_real_array,
     as_seed_sequence,
+    check_alpha,
     check_positive_int,
     check_probability_open,
+    check_real,
 )
 from .event_ratios import EventRatioBounds, sample_interval_ratio_bounds
 from .montecarlo import clopper_pearson_bounds
@@ -395,6 +398,14 @@ def _draw(mechanism: Mechanism, data: Any, size: int, gen: np.random.Generator) 
     return _engine.draw(mechanism, size, gen, data, what="mechanism(data, size, rng)")
 
 
+def _draw_named(mechanism: Mechanism, data: Any, size: int, gen: np.random.Generator, name: str) -> Any:
+    """:func:`_draw`, with a refusal of the data by the mechanism naming the parameter that holds it."""
+    try:
+        return _draw(mechanism, data, size, gen)
+    except ValueError as exc:
+        raise ValueError(f"{name} = {data!r} was refused by the mechanism: {exc}") from exc
+
+
 def _count_chunk(
     mechanism: Mechanism, data: Any, counter: _Grid | _Thresholds, j: int, gen: np.random.Generator, size: int
 ) -> NDArray[np.int64]:
@@ -564,9 +575,10 @@ def audit_epsilon(
             f"(> max(1024, max_samples // {CHUNK_COST}) = {max_chunks:,}; each chunk's stream set-up costs "
             f"about as much as {CHUNK_COST} samples): use a larger chunk_size or raise max_samples"
         )
-    if progress is not None and not isinstance(progress, bool):
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True, False or None; got {progress!r}")
-    delta_f = float(delta)
+    progress = None if progress is None else bool(progress)  # numpy.bool_ too
+    delta_f = check_real("delta", delta)
     if not (0.0 <= delta_f < 1.0):
         raise ValueError(f"delta must lie in [0, 1); got {delta}")
     if not callable(mechanism):
@@ -580,7 +592,10 @@ def audit_epsilon(
         streams = _Streams(mechanism, (d, d_prime), as_seed_sequence(rng), executor, advance)
 
         # Selection phase (phase 0). Pilot: chunk 0 of each side fixes the grid; it is counted too.
-        pilot = [_draw(mechanism, streams.datas[side], sel_sizes[0], streams.chunk(0, side, 0)) for side in (0, 1)]
+        pilot = [
+            _draw_named(mechanism, streams.datas[side], sel_sizes[0], streams.chunk(0, side, 0), ("d", "d_prime")[side])
+            for side in (0, 1)
+        ]
         grid = _choose_grid(np.concatenate(pilot), bins)
         pilot_counts = [grid.counts(p) for p in pilot]
         del pilot
@@ -862,18 +877,20 @@ def audit_threshold_events(
     ------
     ValueError
         If ``n_samples`` < 1 or above ``max_samples``, ``thresholds`` is empty
-        or not finite, ``alpha`` is not in (0, 1), or the mechanism returns a
+        or not finite, ``alpha`` is not in [1e-300, 1), the mechanism refuses ``d`` or ``d_prime``
+        (the message names which), or the mechanism returns a
         wrong shape, NaN or infinity.
     """
     n = check_positive_int("n_samples", n_samples)
     max_samples = check_limit_value("max_samples", max_samples)
     check_limit("n_samples", n, "max_samples", max_samples, "both sides' outputs are held in memory, 16 bytes each")
-    t = np.asarray(thresholds, dtype=float).ravel()
+    alpha = check_alpha("alpha", alpha)
+    t = as_real_array("thresholds", thresholds).ravel()
     if t.size == 0 or not np.all(np.isfinite(t)):
         raise ValueError("thresholds must be a non-empty array of finite numbers")
     gen = as_generator(rng)
-    x = _draw(mechanism, d, n, gen)
-    y = _draw(mechanism, d_prime, n, gen)
+    x = _draw_named(mechanism, d, n, gen, "d")
+    y = _draw_named(mechanism, d_prime, n, gen, "d_prime")
     lower = np.r_[np.full(t.size, -np.inf), t]
     upper = np.r_[t, np.full(t.size, np.inf)]
     return sample_interval_ratio_bounds(x, y, lower, upper, alpha=alpha)

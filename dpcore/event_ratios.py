@@ -22,13 +22,17 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._limits import check_limit, check_limit_value
 from ._validation import (
+    check_alpha,
     check_finite_array,
     check_positive_finite,
     check_positive_int,
-    check_probability_open,
+    check_real,
 )
 from .montecarlo import CheckResult, clopper_pearson_bounds
 from .privacy_loss import _validate_interval
+
+#: Largest ``epsilon`` of :func:`event_detection_miss`: log of the largest double, where e^epsilon overflows.
+_MAX_LOG = math.log(float(np.finfo(np.float64).max))
 
 #: Default ``max_samples`` of :func:`event_detection_miss` (about 19 s at this size on the build machine).
 MAX_MISS_SAMPLES = 10**8
@@ -117,7 +121,7 @@ class EventRatioBounds:
         ValueError
             If ``delta`` is not in [0, 1).
         """
-        d = float(delta)
+        d = check_real("delta", delta)
         if not (0.0 <= d < 1.0):
             raise ValueError(f"delta must lie in [0, 1); got {delta}")
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -218,7 +222,7 @@ def event_ratio_bounds(
     """
     n = check_positive_int("n", n)
     n_prime = check_positive_int("n_prime", n_prime)
-    alpha = check_probability_open("alpha", alpha)
+    alpha = check_alpha("alpha", alpha)
     k = _counts("hits", hits, n)
     kp = _counts("hits_prime", hits_prime, n_prime)
     if k.shape != kp.shape:
@@ -317,7 +321,8 @@ def event_detection_miss(
     ------
     ValueError
         If ``p <= e^epsilon p_prime`` (no violation to detect), a probability is
-        outside [0, 1], a size, ``events`` or ``alpha`` is invalid, or ``n`` or
+        not a real number in [0, 1], ``epsilon`` is above log(largest double) = 709.78, ``alpha``
+        is not in [1e-300, 1), a size or ``events`` is invalid, or ``n`` or
         ``n_prime`` exceeds ``max_samples``.
     """
     from .montecarlo import probability_acceptance
@@ -330,17 +335,18 @@ def event_detection_miss(
     check_limit("n", n, "max_samples", max_samples, cost)
     check_limit("n_prime", n_prime, "max_samples", max_samples, cost)
     events = check_positive_int("events", events)
-    alpha = check_probability_open("alpha", alpha)
-    p, p_prime = float(p), float(p_prime)
+    alpha = check_alpha("alpha", alpha)
+    p, p_prime = check_real("p", p), check_real("p_prime", p_prime)
     if not (0.0 <= p_prime <= 1.0 and 0.0 < p <= 1.0):
         raise ValueError(f"p and p_prime must be probabilities (p > 0); got {p}, {p_prime}")
-    d = float(delta)
+    d = check_real("delta", delta)
     if not (0.0 <= d < 1.0):
         raise ValueError(f"delta must lie in [0, 1); got {delta}")
-    if not p > math.exp(epsilon) * p_prime + d:
-        raise ValueError(
-            f"p must exceed e^epsilon p_prime + delta (a violation); got {p} vs {math.exp(epsilon) * p_prime + d}"
-        )
+    if epsilon > _MAX_LOG:  # e^epsilon overflowed (issue 28: an OverflowError at 1e308)
+        raise ValueError(f"epsilon must be <= {_MAX_LOG:.6g} (e^epsilon must be a double); got {epsilon!r}")
+    bound = math.exp(epsilon) * p_prime + d
+    if not p > bound:
+        raise ValueError(f"p must exceed e^epsilon p_prime + delta (a violation); got {p} vs {bound}")
     a = alpha / (4 * events)
     if p_prime == 0.0:  # no hit under D' for sure: its upper bound is 1 - a^(1/n')
         t_prime, t = 0.0, math.exp(epsilon) * -math.expm1(math.log(a) / n_prime) * (1 + 1e-12) + d

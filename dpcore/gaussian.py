@@ -881,6 +881,8 @@ def gaussian_mechanism(
         On invalid ``sensitivity``/``epsilon``/``delta`` (see the calibrators),
         an unknown ``calibration``, or a ``value`` containing NaN or infinity.
     """
+    if not isinstance(calibration, str):
+        raise ValueError(f"calibration must be 'analytic' or 'classic'; got {calibration!r}")
     if calibration == "analytic":
         sigma = analytic_gaussian_sigma(sensitivity, epsilon, delta)
     elif calibration == "classic":
