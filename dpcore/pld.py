@@ -133,7 +133,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import laplace_composition, subsampled_gaussian
 from ._lazy import lazy_module
-from ._validation import check_positive_finite, check_positive_int, check_probability_open
+from ._validation import (
+    as_real_array,
+    check_bool,
+    check_positive_finite,
+    check_positive_int,
+    check_probability_open,
+    check_real,
+)
 from .laplace_composition import laplace_composition_delta, laplace_composition_epsilon
 
 special = lazy_module("scipy.special")
@@ -168,6 +175,9 @@ LAPLACE_EXACT_MAX_WORK = 2_000_000
 
 #: Smallest delta the accountant answers for: below it the FFT's rounding (about 1e-13 absolute) would matter.
 MIN_DELTA = 1e-10
+
+#: Largest epsilon the accountant answers for (a ``ValueError`` beyond: its searches are bounded by it).
+MAX_EPSILON = 1e15
 
 
 @dataclass(frozen=True)
@@ -229,21 +239,78 @@ class PrivacyLoss:
         :math:`\delta(\varepsilon) = \int_\varepsilon^\infty e^{\varepsilon-\ell} P(L>\ell)\,d\ell + P(L=\infty)`
 
         (integration by parts of :math:`E[(1-e^{\varepsilon-L})_+]`). By
-        adaptive quadrature; where :math:`\ell` is below the support the
-        integrand is :math:`e^{\varepsilon-\ell}` and is integrated exactly.
+        adaptive quadrature, broken where :math:`P(L>\ell)` falls (so that a
+        narrow law, the Gaussian loss of a tiny :math:`\mu`, is not missed);
+        where :math:`\ell` is below the support, or below the point under
+        which the law has mass < 1e-18, the integrand is
+        :math:`e^{\varepsilon-\ell}` and is integrated exactly; above the
+        point where :math:`P(L>\ell)` is 0 nothing is left but :math:`P(L=\infty)`.
+
+        Parameters
+        ----------
+        epsilon : float
+            Any finite real number (negative ones too); NaN and the infinities are refused.
+
+        Returns
+        -------
+        float
+            :math:`\delta(\varepsilon)` in [0, 1].
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is not a finite real number, or the law's mass lies where doubles are too coarse
+            for the integrand's unit scale (beyond about 1e15 in magnitude).
         """
+        eps = check_real("epsilon", epsilon)
         if self.profile is not None:
-            return float(self.profile(float(epsilon)))
-        eps = float(epsilon)
-        if eps >= self.upper:
+            return float(self.profile(eps))
+        if eps >= self.upper or self._sf(eps) == 0.0:  # no finite loss above epsilon
             return self.infinity_mass
-        start = max(eps, self.lower)
+        start = max(eps, self.lower, self._negligible_below())
         stop = self.upper if math.isfinite(self.upper) else start + 200.0  # e^-200: nothing left
+        if not (math.isfinite(self.upper) or stop - start >= 100.0):
+            raise ValueError(
+                f"epsilon = {eps!r}: the loss {self.name!r} has its mass near {start:g}, where doubles are too "
+                "coarse to integrate its profile (|loss| must be below about 1e15)"
+            )
+        s0 = self._sf(start)
+        points = sorted({self._crossing(level * s0, start, stop) for level in (1 - 1e-6, 0.5, 1e-6, 1e-12)})
         val, _ = integrate.quad(
-            lambda l: math.exp(eps - l) * float(self.sf(np.array([l]))[0]), start, stop, limit=400, epsrel=1e-12
+            lambda l: math.exp(eps - l) * self._sf(l),
+            start,
+            stop,
+            points=[x for x in points if start < x < stop] or None,
+            limit=400,
+            epsrel=1e-12,
         )
         below = -math.expm1(eps - start) if start > eps else 0.0
-        return float(val) + below + self.infinity_mass
+        total = float(val) + below + self.infinity_mass
+        if not -1e-9 <= total <= 1.0 + 1e-9:  # the quadrature failed: never a probability outside [0, 1]
+            raise RuntimeError(f"the profile of {self.name!r} at epsilon = {eps!r} came out as {total!r}")
+        return min(max(total, 0.0), 1.0)  # rounding only (checked above)
+
+    def _sf(self, x: float) -> float:
+        with np.errstate(over="ignore"):  # a standardised point beyond the double range: the tail is 0 or 1
+            return float(self.sf(np.array([x]))[0])
+
+    def _negligible_below(self) -> float:
+        """A point below which the law has mass < 1e-18 (-inf if there is none above -1e300)."""
+        x = -1.0
+        while float(self.cdf(np.array([x]))[0]) > 1e-18:  # the laws' cdf: x is at most 1e300 here
+            if x < -1e300:
+                return -math.inf
+            x *= 4.0
+        return x
+
+    def _crossing(self, level: float, lo: float, hi: float) -> float:
+        """A point in ``[lo, hi]`` where ``sf`` falls to ``level`` (by bisection; ``sf`` is non-increasing)."""
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if mid in (lo, hi):
+                break
+            lo, hi = (mid, hi) if self._sf(mid) > level else (lo, mid)
+        return hi
 
 
 class HasPrivacyLoss(Protocol):
@@ -375,13 +442,16 @@ def atomic_privacy_loss(
     Raises
     ------
     ValueError
-        If ``values`` and ``masses`` differ in length, a value is not finite,
+        If ``values`` or ``masses`` is not an array of real numbers (see
+        :func:`dpcore._validation.as_real_array`), ``log_masses`` is not a
+        bool (or ``numpy.bool_``), ``values`` and ``masses`` differ in length, a value is not finite,
         a mass is negative or the masses do not sum to 1 (to 1e-12), or the
         masses under :math:`Q` sum to more than 1 (to 1e-9); less is :math:`Q`'s
         mass where :math:`P` has none (a loss of :math:`-\infty`, counted by ``q_cdf``).
     """
-    v = np.asarray(values, dtype=float).ravel()
-    raw = np.asarray(masses, dtype=float).ravel()
+    v = as_real_array("values", values).ravel()
+    raw = as_real_array("masses", masses).ravel()
+    log_masses = check_bool("log_masses", log_masses)
     with np.errstate(divide="ignore"):
         log_m = raw if log_masses else np.log(np.where(raw >= 0, raw, np.nan))
     m = np.exp(log_m)
@@ -1650,9 +1720,12 @@ def _profile(values: NDArray[np.float64], pmf: NDArray[np.float64]) -> _Profile:
 
 
 def _inverse(delta: Callable[[float], float], target: float, lo: float, hi: float) -> float:
-    """Smallest ``eps`` in ``[lo, hi]`` with ``delta(eps) <= target`` (``delta`` non-increasing), by bisection.
+    """Smallest ``eps >= lo`` with ``delta(eps) <= target`` (``delta`` non-increasing), by bisection.
 
-    A profile with its own ``inverse`` (:class:`_SpectralProfile`) answers itself.
+    ``[lo, hi]`` is the first bracket; where ``delta(hi)`` still exceeds the target, ``hi`` is doubled up to
+    :data:`MAX_EPSILON` (then a ``ValueError``), so that no answer is a search range's end presented as a
+    bound (before issue 28 it returned ``hi = 1e4`` for a composition whose epsilon is 12000). A profile
+    with its own ``inverse`` (:class:`_SpectralProfile`) answers itself where the root is in ``[lo, hi]``.
     """
     solve = getattr(delta, "inverse", None)
     if solve is not None:
@@ -1661,6 +1734,12 @@ def _inverse(delta: Callable[[float], float], target: float, lo: float, hi: floa
             return float(found)
     if delta(lo) <= target:
         return lo
+    while delta(hi) > target:  # the root is above hi: widen (never return hi as if it met the target)
+        if hi >= MAX_EPSILON:
+            raise ValueError(
+                f"epsilon at delta {target:g} exceeds {MAX_EPSILON:g}, the largest the accountant answers for"
+            )
+        lo, hi = hi, min(max(2.0 * hi, 1.0), MAX_EPSILON)
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if delta(mid) <= target:
@@ -1689,6 +1768,24 @@ def _real(name: str, value: object) -> float:
         return float(value)
     except OverflowError:
         raise ValueError(f"{name} is too large for a float; got an integer of {len(str(value))} digits") from None
+
+
+#: Largest grid step: connect-the-dots weighs a cell by :math:`e^h`, which overflows beyond log(largest double).
+MAX_VALUE_DISCRETIZATION = math.log(np.finfo(np.float64).max)
+
+#: Smallest grid step: the smallest normal double (a subnormal step has too few bits to index a lattice by).
+MIN_VALUE_DISCRETIZATION = float(np.finfo(np.float64).tiny)
+
+
+def _check_step(value: object) -> float:
+    """``value_discretization`` as a float in [:data:`MIN_VALUE_DISCRETIZATION`, :data:`MAX_VALUE_DISCRETIZATION`]."""
+    h = check_positive_finite("value_discretization", value)
+    if not MIN_VALUE_DISCRETIZATION <= h <= MAX_VALUE_DISCRETIZATION:
+        raise ValueError(
+            f"value_discretization must lie in [{MIN_VALUE_DISCRETIZATION:.17g}, {MAX_VALUE_DISCRETIZATION:.17g}] "
+            f"(a normal double, and e^h finite for connect-the-dots); got {h!r}"
+        )
+    return h
 
 
 @dataclass(frozen=True)
@@ -1764,7 +1861,8 @@ class PldAccountant:
         whose answer is near 0 does not ask for an unbounded grid. ``math.inf``
         accepts any width.
     value_discretization : float, optional
-        Fix the grid step :math:`h` instead (no refinement); a step too coarse
+        Fix the grid step :math:`h` instead (no refinement), in
+        [:data:`MIN_VALUE_DISCRETIZATION`, :data:`MAX_VALUE_DISCRETIZATION`] (2.2e-308 to 709.78); a step too coarse
         for ``relative_width`` is an error, not a silently wide bracket. Not
         used where a closed form answers (see ``closed_form``).
     eta_fraction : float
@@ -1804,7 +1902,7 @@ class PldAccountant:
         if not self.relative_width > 0.0:  # NaN too
             raise ValueError(f"relative_width must be > 0 (math.inf for any width); got {self.relative_width!r}")
         if self.value_discretization is not None:
-            self.value_discretization = check_positive_finite("value_discretization", self.value_discretization)
+            self.value_discretization = _check_step(self.value_discretization)
         self.eta_fraction = check_probability_open("eta_fraction", self.eta_fraction)
         if not isinstance(self.closed_form, bool | np.bool_):
             raise ValueError(f"closed_form must be True or False; got {self.closed_form!r}")
@@ -2238,14 +2336,16 @@ class PldAccountant:
         Raises
         ------
         ValueError
-            If ``epsilon`` is negative or not finite, or nothing was composed.
+            If ``epsilon`` is negative or not finite, ``value_discretization`` is outside
+            [:data:`MIN_VALUE_DISCRETIZATION`, :data:`MAX_VALUE_DISCRETIZATION`] (or too fine for a composed
+            loss: more than :data:`MAX_FFT_LENGTH` cells), or nothing was composed.
         """
         eps = _real("epsilon", epsilon)
         if not (math.isfinite(eps) and eps >= 0.0):
             raise ValueError(f"epsilon must be finite and >= 0; got {epsilon!r}")
         if not self._parts:
             raise ValueError("nothing composed yet: call compose(mechanism, count) first")
-        h = check_positive_finite("value_discretization", value_discretization)
+        h = _check_step(value_discretization)
         laplace = self._laplace_only()
         if laplace is not None:
             return laplace_composition_delta(eps, *laplace)
