@@ -775,7 +775,7 @@ def _integer_array(name: str, value: ArrayLike) -> NDArray[np.int64]:
     if arr.dtype.kind in "iu":
         if arr.size and (int(arr.max()) > 1 << 62 or int(arr.min()) < -(1 << 62)):
             raise ValueError(f"{name} must satisfy |{name}| <= 2**62 (so that {name} + noise fits in int64)")
-        return arr.astype(np.int64)
+        return arr.astype(np.int64, copy=False)  # no copy of an int64 input (callers never write to it)
     farr = check_finite_array(name, arr)
     if not np.all(farr == np.round(farr)) or np.any(np.abs(farr) >= 2.0**62):
         raise ValueError(f"{name} must be integers (this mechanism works on an integer-valued query); got {value!r}")
@@ -783,12 +783,19 @@ def _integer_array(name: str, value: ArrayLike) -> NDArray[np.int64]:
 
 
 def _add_noise(name: str, flat: NDArray[np.int64], noise: NDArray[np.int64]) -> NDArray[np.int64]:
-    """``flat + noise``, refusing (never wrapping) a sum outside int64; cannot fire for |value| <= 2**62."""
+    """``flat + noise``, written into ``noise`` (a fresh draw): refuses (never wraps) a sum outside int64.
+
+    The check runs in blocks of 2**20 and the sum in place, so that at :data:`MAX_SIZE` elements the work
+    needs no array beyond the input and the noise (it cannot fire for |value| <= 2**62).
+    """
     info = np.iinfo(np.int64)
-    over = (flat > info.max - np.maximum(noise, 0)) | (flat < info.min - np.minimum(noise, 0))
-    if np.any(over):  # pragma: no cover - excluded by the |value| <= 2**62 and |noise| < 2**62 bounds
-        raise ValueError(f"{name} + noise overflows int64")
-    return flat + noise
+    for i in range(0, flat.size, 1 << 20):
+        f, z = flat[i : i + (1 << 20)], noise[i : i + (1 << 20)]
+        over = (f > info.max - np.maximum(z, 0)) | (f < info.min - np.minimum(z, 0))
+        if np.any(over):  # pragma: no cover - excluded by the |value| <= 2**62 and |noise| < 2**62 bounds
+            raise ValueError(f"{name} + noise overflows int64")
+    noise += flat
+    return noise
 
 
 def _release(arr: NDArray[np.int64], draw: Callable[[int], Any]) -> Any:
@@ -802,7 +809,7 @@ def _release(arr: NDArray[np.int64], draw: Callable[[int], Any]) -> Any:
     if arr.size > MAX_SIZE:
         raise ValueError(f"value has {arr.size} elements; at most MAX_SIZE = {MAX_SIZE} per call")
     flat = arr.reshape(-1)
-    noise = np.asarray(draw(max(1, flat.size)))[: flat.size]
+    noise = np.array(draw(max(1, flat.size)), dtype=np.int64, copy=None)[: flat.size]  # a fresh array: summed in
     out = _add_noise("value", flat, noise).reshape(arr.shape)
     return int(out) if out.ndim == 0 else out
 
