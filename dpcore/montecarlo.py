@@ -47,14 +47,17 @@ from numpy.typing import ArrayLike, NDArray
 from . import _engine
 from ._lazy import lazy_module
 from ._validation import (
+    MIN_ALPHA,
     RNGLike,
     as_seed_sequence,
+    check_alpha,
     check_positive_finite,
     check_positive_int,
     check_probability_open,
 )
 
 special = lazy_module("scipy.special")
+_TINY = float(np.finfo(np.float64).tiny)
 stats = lazy_module("scipy.stats")
 
 __all__ = [
@@ -291,13 +294,15 @@ def check_probability(
     Raises
     ------
     ValueError
-        If ``claimed`` is not a real number in [0, 1], ``alpha`` is outside (0, 1),
+        If ``claimed`` is not a real number in [0, 1], ``alpha`` is outside
+        [1e-300, 1) (it is halved for a two-sided test, where a subnormal one becomes 0),
         ``n`` is not an integer in [1, :data:`MAX_SAMPLES`], ``chunk_size`` not
         in [1, :data:`MAX_CHUNK`], ``alternative`` is not one of the three, the
         sampler returns anything but ``size`` finite reals, or the event anything
         but one boolean (or 0/1) per sample.
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
+    alpha = check_alpha("alpha", alpha)  # halved for a two-sided test: a subnormal alpha would become 0
     claimed_f = _probability_closed("claimed", claimed)
     alternative = _alternative(alternative)
     sizes = _engine.chunk_sizes(n, chunk_size)
@@ -326,12 +331,13 @@ def probability_result(
     ValueError
         If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``hits`` not an
         integer in [0, n] (a bool or 2.5 is refused), ``claimed`` not a real
-        number in [0, 1] (NaN refused), ``alpha`` outside (0, 1), or
+        number in [0, 1] (NaN refused), ``alpha`` outside [1e-300, 1) (it is
+        halved for a two-sided test), or
         ``alternative`` not exactly one of the three (a typo would otherwise
         run another test).
     """
     n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
-    alpha = check_probability_open("alpha", alpha)
+    alpha = check_alpha("alpha", alpha)
     hits = check_positive_int("hits", hits, minimum=0)
     if hits > n:
         raise ValueError(f"hits must lie in [0, n]; got {hits} with n={n}")
@@ -428,13 +434,14 @@ def probability_acceptance(
     ------
     ValueError
         If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``true_p`` or
-        ``claimed`` is not a real number in [0, 1], ``alpha`` is not in (0, 1),
+        ``claimed`` is not a real number in [0, 1], ``alpha`` is not in
+        [1e-300, 1) (it is halved for a two-sided test),
         ``alternative`` is not one of the three, or the window of counts to
         sum exceeds :data:`MAX_ACCEPTANCE_WINDOW` (about
         :math:`n p (1-p) > 1.5 \cdot 10^{10}`).
     """
     n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
-    alpha = check_probability_open("alpha", alpha)
+    alpha = check_alpha("alpha", alpha)
     p = _probability_closed("true_p", true_p)
     c = _probability_closed("claimed", claimed)
     alternative = _alternative(alternative)
@@ -562,11 +569,18 @@ def median_of_means_radius(n: int, variance_bound: float, alpha: float) -> tuple
     -------
     (radius, k)
 
+    Every finite ``variance_bound`` > 0 (subnormal or near the largest double)
+    and every ``alpha`` in (0, 1), subnormal ones included, is supported: where
+    :math:`\sigma^2/(m p^*)` leaves the double range, the radius is computed as
+    :math:`\sigma/\sqrt{m p^*}`.
+
     Raises
     ------
     ValueError
         If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``variance_bound``
-        is not finite and > 0, or ``alpha`` is outside (0, 1).
+        is not finite and > 0, ``alpha`` is outside (0, 1), or the smallest
+        radius exceeds the largest double (``variance_bound`` near 1e308 with a
+        subnormal ``alpha``).
     """
     n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
     variance_bound = check_positive_finite("variance_bound", variance_bound)
@@ -575,10 +589,21 @@ def median_of_means_radius(n: int, variance_bound: float, alpha: float) -> tuple
     h = (ks + 1) // 2
     p_star = special.betaincinv(h, ks - h + 1, alpha)
     m = n // ks
-    with np.errstate(divide="ignore"):
-        radii = np.sqrt(variance_bound / (m * p_star))
+    with np.errstate(divide="ignore", over="ignore", under="ignore"):
+        mp = m * p_star
+        ratio = variance_bound / mp
+        radii = np.sqrt(ratio)
+        # the quotient over- or underflowed (variance_bound near 1e308 or subnormal, p* subnormal): the square
+        # roots apart, which stay in range (elsewhere the quotient's square root, bit for bit as before)
+        apart = (mp > 0) & ~((ratio >= _TINY) & (ratio < np.inf))
+        radii[apart] = math.sqrt(variance_bound) / np.sqrt(mp[apart])
     radii[~np.isfinite(radii)] = np.inf
     best = int(np.argmin(radii))
+    if not math.isfinite(radii[best]):
+        raise ValueError(
+            f"variance_bound = {variance_bound!r} with alpha = {alpha!r} gives a median-of-means radius beyond "
+            "the largest double; use a smaller variance_bound or a larger alpha"
+        )
     return float(radii[best]), int(ks[best])
 
 
@@ -667,6 +692,18 @@ def check_mean(
     )
 
 
+def _pair_variance(name: str, claimed: float, kurtosis_bound: float) -> float:
+    """``Var[Y] <= (kurtosis_bound + 1) claimed**2 / 2``, refused (naming ``name``) outside the normal doubles."""
+    var_y = (kurtosis_bound + 1) * (claimed * claimed) / 2
+    if not (_TINY <= var_y < math.inf):
+        raise ValueError(
+            f"{name} = {claimed!r} with kurtosis_bound = {kurtosis_bound!r} gives the pair statistic's variance "
+            f"bound (kurtosis_bound + 1) * {name}**2 / 2 = {var_y!r}, outside the normal doubles "
+            f"[{_TINY:.3g}, 1.8e308]: {name} must lie in about [1.5e-154, 1.3e154 / sqrt(kurtosis_bound + 1)]"
+        )
+    return var_y
+
+
 def _pair_stat(xs: NDArray[np.float64]) -> NDArray[np.float64]:
     """``(x_{2i} - x_{2i+1})^2 / 2`` of consecutive disjoint pairs: unbiased for the variance."""
     return (xs[0::2] - xs[1::2]) ** 2 / 2
@@ -700,8 +737,10 @@ def check_variance(
     Raises
     ------
     ValueError
-        If ``claimed`` is not finite and > 0, ``kurtosis_bound`` < 1, or
-        ``n`` < 2.
+        If ``claimed`` is not finite and > 0, ``kurtosis_bound`` is not finite
+        or < 1, ``n`` < 2, or the variance bound of the pair statistic,
+        :math:`(\kappa+1)\sigma^4/2`, is not a normal double (supported:
+        ``claimed`` in about [1.5e-154, 1.3e154 / sqrt(kurtosis_bound + 1)]).
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size, minimum_n=2)
     claimed = check_positive_finite("claimed", claimed)
@@ -709,7 +748,7 @@ def check_variance(
     if kurtosis_bound < 1:
         raise ValueError(f"kurtosis_bound must be >= 1 (every law has kurtosis >= 1); got {kurtosis_bound}")
     pairs = n // 2
-    var_y = (kurtosis_bound + 1) * claimed**2 / 2
+    var_y = _pair_variance("claimed", claimed, kurtosis_bound)
     r, k = median_of_means_radius(pairs, var_y, alpha)
     pairs_used = (pairs // k) * k
 
@@ -854,9 +893,22 @@ def check_law(
     Raises
     ------
     ValueError
-        As the four checks.
+        As the four checks, naming ``mean``, ``variance`` and
+        ``event_probability`` (the checks' ``claimed``); or if ``alpha`` is
+        outside [4e-300, 1) (each check gets ``alpha / 4``, at least 1e-300).
     """
     alpha = check_probability_open("alpha", alpha)
+    if alpha < 4 * MIN_ALPHA:
+        raise ValueError(
+            f"alpha must be >= {4 * MIN_ALPHA:g} (it is split among four checks, each at least {MIN_ALPHA:g}); "
+            f"got {alpha!r}"
+        )
+    mean = _real("mean", mean)
+    variance = check_positive_finite("variance", variance)
+    kurtosis_bound = check_positive_finite("kurtosis_bound", kurtosis_bound)
+    if kurtosis_bound >= 1:  # else check_variance refuses it
+        _pair_variance("variance", variance, kurtosis_bound)
+    event_probability = _probability_closed("event_probability", event_probability)
     a = alpha / 4
     root = as_seed_sequence(rng)
     streams = [_engine.child(root, i) for i in range(4)]  # root.spawn(4), without advancing a given root

@@ -828,21 +828,6 @@ _LATER = "not fixed yet (issue 28, reported)"
 #: (case, parameter) whose hostile values still fail, and why; each is listed in the issue-28 report. The faults
 #: are real: remove an entry when its fix lands, and the test then guards it.
 KNOWN: dict[tuple[str, str], str] = {
-    ("check_probability", "alpha"): _LATER + ": 5e-324 (supported: test_montecarlo) refused inside as level",
-    ("probability_result", "alpha"): _LATER + ": as check_probability",
-    ("probability_acceptance", "alpha"): _LATER + ": as check_probability",
-    ("check_mean", "alpha"): _LATER + ": 5e-324 overflows in a divide",
-    ("check_variance", "alpha"): _LATER + ": 5e-324 overflows in a divide",
-    ("median_of_means_radius", "alpha"): _LATER + ": 5e-324 overflows in a divide",
-    ("check_mean", "variance_bound"): _LATER + ": 1e308 overflows in a divide (RuntimeWarning)",
-    ("check_variance", "claimed"): _LATER + ": 1e308 OverflowError; 5e-324 refused as variance_bound",
-    ("check_variance", "kurtosis_bound"): _LATER + ": 1e308 overflows in a divide",
-    ("check_law", "mean"): _LATER + ": refused, but named claimed (passed on to check_mean)",
-    ("check_law", "variance"): _LATER + ": refused as claimed; 1e308 OverflowError",
-    ("check_law", "event_probability"): _LATER + ": refused, but named claimed",
-    ("check_law", "variance_bound"): _LATER + ": 1e308 overflows in a divide",
-    ("check_law", "kurtosis_bound"): _LATER + ": 1e308 overflows in a divide",
-    ("median_of_means_radius", "variance_bound"): _LATER + ": 1e308 overflows; 5e-324 gives radius 0",
     ("laplace_mechanism", "sensitivity"): _LATER + ": 1e308 refused, but named scale",
     ("DiscreteGaussianMechanism.epsilon", "delta"): _NOT_OWNED + ": 5e-324 gives brentq's 'f(a) and f(b)' error",
     ("RandomizedResponse.sample", "value"): _NOT_OWNED + ": True refused, but named bits",
