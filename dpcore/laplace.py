@@ -12,7 +12,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._release import release_with_noise
-from ._validation import RNGLike, check_noise_scale, check_normal_result, check_positive_finite, check_positive_int
+from ._validation import (
+    MAX_NOISE_SCALE,
+    RNGLike,
+    check_noise_scale,
+    check_normal_result,
+    check_positive_finite,
+    check_positive_int,
+)
 
 __all__ = ["laplace_scale", "laplace_mechanism", "laplace_noise"]
 
@@ -130,8 +137,11 @@ def laplace_mechanism(
     Raises
     ------
     ValueError
-        If ``sensitivity`` or ``epsilon`` is <= 0, NaN or infinite, or if
-        ``value`` contains NaN or infinity (its release would leak that).
+        If ``sensitivity`` or ``epsilon`` is <= 0, NaN or infinite, if the
+        scale ``sensitivity / epsilon`` is not in ``[2.2e-308, 1e304]`` (below,
+        the noise would round to 0; above, a draw could overflow to infinity;
+        the message names both), or if ``value`` contains NaN or infinity (its
+        release would leak that).
 
     Notes
     -----
@@ -139,4 +149,10 @@ def laplace_mechanism(
     over the reals but, as Mironov (2012) showed, not over doubles.
     """
     scale = laplace_scale(sensitivity, epsilon)
+    if scale > MAX_NOISE_SCALE:  # else laplace_noise would refuse it as "scale", which is not a parameter here
+        raise ValueError(
+            f"sensitivity / epsilon = {sensitivity!r} / {epsilon!r} = {scale!r} is a Laplace scale above "
+            f"{MAX_NOISE_SCALE:g}, where a draw could overflow to infinity; use a smaller sensitivity or a larger "
+            "epsilon"
+        )
     return release_with_noise(value, lambda gen, shape: laplace_noise(gen, shape, scale), rng)

@@ -828,7 +828,6 @@ _LATER = "not fixed yet (issue 28, reported)"
 #: (case, parameter) whose hostile values still fail, and why; each is listed in the issue-28 report. The faults
 #: are real: remove an entry when its fix lands, and the test then guards it.
 KNOWN: dict[tuple[str, str], str] = {
-    ("laplace_mechanism", "sensitivity"): _LATER + ": 1e308 refused, but named scale",
     ("DiscreteGaussianMechanism.epsilon", "delta"): _NOT_OWNED + ": 5e-324 gives brentq's 'f(a) and f(b)' error",
     ("RandomizedResponse.sample", "value"): _NOT_OWNED + ": True refused, but named bits",
     ("GaussianMechanism.privacy_losses", "sigma"): _NOT_OWNED
