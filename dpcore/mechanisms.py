@@ -84,6 +84,12 @@ __all__ = [
 ]
 
 
+#: Largest mean of a Gaussian privacy loss built by :meth:`GaussianMechanism.privacy_losses` (its tail
+#: searches reach about twice the mean, which must stay a double), and the ratio sensitivity / sigma giving it.
+_MAX_GAUSSIAN_MU = 1e300
+_MAX_GAUSSIAN_RATIO = math.sqrt(2 * _MAX_GAUSSIAN_MU)
+
+
 def _out(x: NDArray[np.float64], like: ArrayLike) -> float | NDArray[np.float64]:
     return float(x) if np.ndim(like) == 0 else x
 
@@ -303,8 +309,26 @@ class GaussianMechanism(RealNoiseMechanism):
         return gaussian_rdp(orders, self.sigma, self.sensitivity)
 
     def privacy_losses(self) -> tuple[PrivacyLoss]:
-        """The privacy loss :math:`N(\\mu, 2\\mu)`, :math:`\\mu = \\Delta^2/(2\\sigma^2)`; symmetric, one direction."""
-        return (gaussian_privacy_loss((self.sensitivity / self.sigma) ** 2 / 2.0),)
+        """The privacy loss :math:`N(\\mu, 2\\mu)`, :math:`\\mu = \\Delta^2/(2\\sigma^2)`; symmetric, one direction.
+
+        Supported: :math:`\\mu` in (0, 1e300], i.e. ``sensitivity / sigma`` in about [3.1e-162, 1.4e150]
+        (below, the square underflows to 0; above, the square overflows or the law's tails, searched up to
+        about twice the mean, leave the doubles).
+
+        Raises
+        ------
+        ValueError
+            If ``sensitivity / sigma`` is outside that range (naming both).
+        """
+        ratio = self.sensitivity / self.sigma
+        mu = ratio**2 / 2.0 if ratio <= _MAX_GAUSSIAN_RATIO else ratio * ratio / 2.0  # ** raises OverflowError
+        if not (0.0 < mu <= _MAX_GAUSSIAN_MU):
+            raise ValueError(
+                f"sensitivity / sigma = {self.sensitivity!r} / {self.sigma!r} = {ratio!r} gives the privacy loss "
+                f"mean mu = (sensitivity / sigma)**2 / 2 = {mu!r}, outside (0, {_MAX_GAUSSIAN_MU:g}]: "
+                f"sensitivity / sigma must lie in about [3.1e-162, {_MAX_GAUSSIAN_RATIO:.3g}]"
+            )
+        return (gaussian_privacy_loss(mu),)
 
     def self_composition(self, count: int) -> GaussianMechanism:
         r"""``count`` adaptive Gaussian releases are exactly one of sensitivity :math:`\sqrt{k}\Delta`.
@@ -572,30 +596,47 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         z = np.arange(-k, k + self.sensitivity + 1, dtype=float)
         return s2, z, float(special.logsumexp(-(z[z <= k] ** 2) / (2 * s2)))
 
-    def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile at each ``epsilon`` >= 0."""
-        e = check_nonnegative_finite_array("epsilon", epsilon)
+    def _log_delta(self, e: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``log delta`` at each of the (validated) epsilons ``e``, flattened (-inf where delta is 0)."""
         s2, z, log_c = self._window()
         d = self.sensitivity
         loss = (d * d - 2 * z * d) / (2 * s2)
         log_p = -(z**2) / (2 * s2) - log_c
         flat = e.reshape(-1, 1)
-        sums = np.empty(flat.shape[0])
+        log_sums = np.empty(flat.shape[0])
         for rows in _row_blocks(flat.shape[0], z.size):  # memory flat in the number of epsilons
             gap = flat[rows] - loss[None, :]
             with np.errstate(divide="ignore", invalid="ignore"):
                 terms = np.where(gap < 0, log_p[None, :] + np.log(-np.expm1(np.minimum(gap, 0.0))), -np.inf)
-            sums[rows] = np.exp(special.logsumexp(terms, axis=1))
-        out = sums.reshape(e.shape)
+            log_sums[rows] = special.logsumexp(terms, axis=1)
+        return log_sums
+
+    def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
+        """The exact privacy profile at each ``epsilon`` >= 0."""
+        e = check_nonnegative_finite_array("epsilon", epsilon)
+        out = np.exp(self._log_delta(e)).reshape(e.shape)
         return _out(np.minimum(out, 1.0), epsilon)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (the profile is continuous, decreasing)."""
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (the profile is continuous, decreasing).
+
+        Every ``delta`` in (0, 1) is supported, subnormal ones too: below 1e-300 the root is found on
+        ``log delta`` (the profile itself would underflow to 0 before it reaches so small a ``delta``).
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not a real number in the open interval (0, 1).
+        """
         target = check_probability_open("delta", delta)
         if float(self.delta(0.0)) <= target:
             return 0.0
         hi = _doubling_bound(self.delta, target)
-        f = lambda e: math.log(max(float(self.delta(e)), 1e-320)) - math.log(target)  # noqa: E731
+        log_target = math.log(target)
+        if target >= 1e-300:
+            f = lambda e: math.log(max(float(self.delta(e)), 1e-320)) - log_target  # noqa: E731
+        else:  # the floor 1e-320 would be above the target: log delta itself, -inf (delta 0) floored at -1
+            f = lambda e: max(float(self._log_delta(np.array([e]))[0]) - log_target, -1.0)  # noqa: E731
         e = float(optimize.brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-14))
         return _safe_side(self.delta, e, target, hi)
 
@@ -664,8 +705,15 @@ class RandomizedResponse(Mechanism):
         return -math.log1p(math.exp(-e)), -e - math.log1p(math.exp(-e))  # log p, log(1 - p), no overflow
 
     def sample(self, value: ArrayLike, size: int | None = None, rng: RNGLike = None) -> Any:
-        """Each bit of ``value`` kept with probability p, flipped otherwise."""
-        v = np.asarray(value)
+        """Each bit of ``value`` kept with probability p, flipped otherwise.
+
+        Raises
+        ------
+        ValueError
+            If ``value`` is not numbers 0 or 1 (a bool, a string or NaN is refused, naming ``value``) or
+            ``size`` is not an integer >= 1.
+        """
+        v = check_finite_array("value", value)
         if not np.all((v == 0) | (v == 1)):
             raise ValueError("value must be bits (0 or 1)")
         shape = v.shape if size is None else (check_positive_int("size", size), *v.shape)

@@ -828,11 +828,6 @@ _LATER = "not fixed yet (issue 28, reported)"
 #: (case, parameter) whose hostile values still fail, and why; each is listed in the issue-28 report. The faults
 #: are real: remove an entry when its fix lands, and the test then guards it.
 KNOWN: dict[tuple[str, str], str] = {
-    ("DiscreteGaussianMechanism.epsilon", "delta"): _NOT_OWNED + ": 5e-324 gives brentq's 'f(a) and f(b)' error",
-    ("RandomizedResponse.sample", "value"): _NOT_OWNED + ": True refused, but named bits",
-    ("GaussianMechanism.privacy_losses", "sigma"): _NOT_OWNED
-    + ": mu = (sensitivity/sigma)**2/2 over/underflows (1e-200: OverflowError; 1e308: refused as mu)",
-    ("PldAccountant(Gaussian(sigma)).delta_bracket", "sigma"): _NOT_OWNED + ": as GaussianMechanism.privacy_losses",
     ("MedicalTable", "names"): _LATER + ": an empty array refused without naming names",
     ("MedicalTable.row_of", "name"): _LATER + ": refused as '<value> is not in the table', without naming name",
     ("MedicalTable.with_value", "name"): _LATER + ": as row_of",
