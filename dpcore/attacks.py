@@ -88,7 +88,7 @@ class MedicalTable:
         names = tuple(self.names)
         bits = tuple(self.diabetes)
         if len(names) == 0:
-            raise ValueError("a MedicalTable must have at least one row")
+            raise ValueError("names must not be empty: a MedicalTable must have at least one row")
         if len(names) != len(bits):
             raise ValueError(f"names and diabetes must have the same length; got {len(names)} and {len(bits)}")
         if any(not isinstance(nm, str) or not nm for nm in names):
@@ -111,18 +111,38 @@ class MedicalTable:
         """The diabetes column as an integer array (row order)."""
         return np.array(self.diabetes, dtype=np.int64)
 
-    def row_of(self, name: str) -> int:
-        """1-based row number of ``name``; ``ValueError`` if absent."""
-        try:
+    def _row(self, param: str, name: object) -> int:
+        """1-based row number of ``name``, the argument ``param`` of a public call (named in the error)."""
+        if isinstance(name, str) and name in self.names:
             return self.names.index(name) + 1
-        except ValueError:
-            raise ValueError(f"{name!r} is not in the table; rows are {list(self.names)}") from None
+        shown = repr(name) if len(repr(name)) <= 80 else f"{repr(name)[:77]}..."
+        raise ValueError(f"{param} {shown} is not in the table; rows are {list(self.names)}")
+
+    def row_of(self, name: str) -> int:
+        """1-based row number of ``name``.
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not one of the table's names (a string).
+        """
+        return self._row("name", name)
 
     def with_value(self, name: str, value: int) -> MedicalTable:
-        """The neighbouring table in which ``name``'s bit is replaced by ``value``."""
-        row = self.row_of(name)
+        """The neighbouring table in which ``name``'s bit is replaced by ``value``.
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not one of the table's names, or ``value`` is not 0 or 1 (an int or a
+            float; a bool or a string is refused).
+        """
+        row = self._row("name", name)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or value not in (0, 1):
+            shown = repr(value) if len(repr(value)) <= 80 else f"{repr(value)[:77]}..."
+            raise ValueError(f"value must be 0 or 1 (the new diabetes bit of {name!r}); got {shown}")
         bits = list(self.diabetes)
-        bits[row - 1] = value
+        bits[row - 1] = int(value)
         return MedicalTable(self.names, tuple(bits))
 
     def partial_sum(self, i: int) -> int:
@@ -174,7 +194,7 @@ def differencing_attack(table: MedicalTable, target: str) -> int:
     """
     if not isinstance(table, MedicalTable):
         raise ValueError(f"table must be a MedicalTable; got {type(table).__name__}")
-    r = table.row_of(target)
+    r = table._row("target", target)
     return table.partial_sum(r) - table.partial_sum(r - 1)
 
 
@@ -320,7 +340,9 @@ def optimal_test_success_numeric(
     ------
     ValueError
         If a density is not callable, returns a negative, NaN or infinite
-        value, does not integrate to 1 within 1e-6 with these breakpoints,
+        value or raises an ``OverflowError`` or ``ZeroDivisionError`` where
+        the quadrature evaluates it (a breakpoint at 1e308, say), does not
+        integrate to 1 within 1e-6 with these breakpoints,
         if ``breakpoints`` are not finite real numbers, or if the quadrature
         does not converge (error estimate above 1e-9).
     """
@@ -333,7 +355,14 @@ def optimal_test_success_numeric(
     def density(name: str, pdf: Callable[[float], float]) -> Callable[[float], float]:
         def f(z: float) -> float:
             with np.errstate(all="ignore"):
-                val = pdf(z)
+                try:
+                    val = pdf(z)
+                except (OverflowError, ZeroDivisionError) as exc:  # the user's density, at a far breakpoint
+                    raise ValueError(
+                        f"{name}({z!r}) raised {type(exc).__name__} ({exc}): the quadrature evaluates the "
+                        f"densities near every one of the breakpoints {pts.tolist()}; place them where the mass "
+                        f"is, at points where the densities can be evaluated"
+                    ) from None
             try:
                 v = float(val)
             except (TypeError, ValueError):
@@ -399,12 +428,21 @@ def attack_trial_sampler(
     Raises
     ------
     ValueError
-        On invalid answers or scale or a mechanism that is not callable (at
+        On invalid answers or scale, a ``test_scale`` so small that the log-likelihood
+        ratio bound :math:`\|a_0 - a_1\|_1 /` ``test_scale`` overflows the doubles (the
+        likelihoods could not be compared), or a mechanism that is not callable (at
         construction), or if the mechanism returns an array of the wrong
         shape (when sampling).
     """
     a0, a1 = _answers_pair(answers_0, answers_1)
     b = check_positive_finite("test_scale", test_scale)
+    with np.errstate(over="ignore"):
+        bound = float(np.sum(np.abs(a0 - a1)) / b)
+    if not math.isfinite(bound):  # refused here, not by the sampler at the first draw
+        raise ValueError(
+            f"|answers_0 - answers_1|_1 / test_scale overflows the double range (test_scale={b!r}): the "
+            "likelihood ratio test could not compare the releases; use a larger test_scale or closer answers"
+        )
     if not callable(mechanism):
         raise ValueError(f"mechanism must be callable as mechanism(values, rng); got {mechanism!r}")
 

@@ -828,13 +828,6 @@ _LATER = "not fixed yet (issue 28, reported)"
 #: (case, parameter) whose hostile values still fail, and why; each is listed in the issue-28 report. The faults
 #: are real: remove an entry when its fix lands, and the test then guards it.
 KNOWN: dict[tuple[str, str], str] = {
-    ("MedicalTable", "names"): _LATER + ": an empty array refused without naming names",
-    ("MedicalTable.row_of", "name"): _LATER + ": refused as '<value> is not in the table', without naming name",
-    ("MedicalTable.with_value", "name"): _LATER + ": as row_of",
-    ("MedicalTable.with_value", "value"): _LATER + ": refused as 'diabetes of ... must be 0 or 1'",
-    ("differencing_attack", "target"): _LATER + ": as row_of",
-    ("optimal_test_success_numeric", "breakpoints"): _LATER + ": 1e308 OverflowError",
-    ("attack_trial_sampler", "test_scale"): _LATER + ": 5e-324 accepted, the sampler then refuses",
     ("audit_epsilon", "d"): _LATER + ": 1e308 (with d_prime 1) divides by zero choosing the grid",
     ("audit_epsilon", "d_prime"): _LATER + ": as d",
     ("event_ratio_bounds", "hits"): _LATER + ": 1e308 invalid cast (RuntimeWarning)",
