@@ -432,6 +432,12 @@ def _choose_grid(x: NDArray[np.float64], bins: int) -> _Grid:
         span = max(1.0, abs(lo))
     lo_edge = lo - 0.5 * span
     width = 2.0 * span
+    if not (math.isfinite(width) and math.isfinite(lo_edge + width)):  # NaN too (-inf + inf)
+        raise ValueError(
+            f"the mechanism's outputs on d and d_prime span [{lo!r}, {hi!r}]: the grid of thresholds "
+            f"[lo - span/2, hi + span/2] would leave the doubles (supported: outputs within about +-4.4e307); "
+            f"audit inputs d and d_prime whose outputs are smaller"
+        )
     return _Grid(lo_edge, bins / width, bins)
 
 
@@ -551,7 +557,10 @@ def audit_epsilon(
         an array of the wrong shape, non-numbers, NaN or infinity; if
         ``n_samples > max_samples``, ``bins > max_bins``, ``chunk_size > 2**24``
         or the chunks per side exceed ``max(1024, max_samples // 1024)`` (all checked
-        before any sample is drawn).
+        before any sample is drawn); or if the pilot outputs on ``d`` and
+        ``d_prime`` are so far apart or so large (beyond about +-4.4e307:
+        ``d = 1e308`` with a Laplace mechanism, say) that the grid of
+        thresholds, half their span beyond each end, leaves the doubles.
     """
     n_samples = check_positive_int("n_samples", n_samples, minimum=2)
     confidence = check_probability_open("confidence", confidence)

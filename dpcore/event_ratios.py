@@ -169,11 +169,9 @@ def _counts(name: str, hits: ArrayLike, n: int) -> NDArray[np.int64]:
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if not np.issubdtype(arr.dtype, np.integer):
-        if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
+        if not (np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
             raise ValueError(f"{name} must be integer counts; got dtype {arr.dtype}")
-    if (arr < 0).any() or (arr > n).any():
+    if (arr < 0).any() or (arr > n).any():  # before the cast: a float such as 1e308 does not fit in int64
         raise ValueError(f"{name} must lie in [0, {n}]")
     return np.atleast_1d(arr.astype(np.int64))
 
@@ -270,13 +268,19 @@ def sample_interval_ratio_bounds(
     Raises
     ------
     ValueError
-        As :func:`interval_counts` and :func:`event_ratio_bounds`.
+        As :func:`interval_counts` and :func:`event_ratio_bounds`, and if
+        ``lower`` and ``upper`` give no interval (an empty array).
     """
     xs = check_finite_array("samples", samples)
     ys = check_finite_array("samples_prime", samples_prime)  # named here: interval_counts would call it samples
     if ys.ndim != 1 or ys.size == 0:
         raise ValueError(f"samples_prime must be a non-empty 1-D array; got shape {ys.shape}")
     hits = interval_counts(xs, lower, upper)
+    if hits.size == 0:
+        raise ValueError(
+            f"lower and upper must give at least one interval (one per event); got sizes "
+            f"{np.size(lower)} and {np.size(upper)}"
+        )
     hits_prime = interval_counts(ys, lower, upper)
     return event_ratio_bounds(hits, int(xs.size), hits_prime, int(ys.size), alpha=alpha)
 

@@ -822,19 +822,9 @@ NOT_CALLED = {
     "SubsampledGaussianMechanism.privacy_losses": "being rewritten by its owner (issue 28)",
 }
 
-_NOT_OWNED = "in code outside issue 28's fix (reported to its owner)"
-_LATER = "not fixed yet (issue 28, reported)"
-
-#: (case, parameter) whose hostile values still fail, and why; each is listed in the issue-28 report. The faults
-#: are real: remove an entry when its fix lands, and the test then guards it.
-KNOWN: dict[tuple[str, str], str] = {
-    ("audit_epsilon", "d"): _LATER + ": 1e308 (with d_prime 1) divides by zero choosing the grid",
-    ("audit_epsilon", "d_prime"): _LATER + ": as d",
-    ("event_ratio_bounds", "hits"): _LATER + ": 1e308 invalid cast (RuntimeWarning)",
-    ("event_ratio_bounds", "hits_prime"): _LATER + ": as hits",
-    ("sample_interval_ratio_bounds", "lower"): _LATER + ": empty refused, but named hits",
-    ("sample_interval_ratio_bounds", "upper"): _LATER + ": as lower",
-}
+#: (case, parameter) whose hostile values still fail, and why (a real fault, reported, with its reason). Empty:
+#: every fault issue 28's test found is fixed; an entry added here must be removed when its fix lands.
+KNOWN: dict[tuple[str, str], str] = {}
 
 _BY_ID = {c.id: c for c in CASES}
 assert len(_BY_ID) == len(CASES), "duplicate case ids"
