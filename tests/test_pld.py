@@ -462,3 +462,44 @@ def test_truncation_points_keep_their_tails_below_tau_and_are_tight(tau):
             assert loss.cdf(np.array([lo]))[0] <= tau < loss.cdf(np.array([lo + eps]))[0]
         if not math.isfinite(loss.upper):
             assert loss.sf(np.array([hi]))[0] <= tau < loss.sf(np.array([hi - eps]))[0]
+
+
+def _rr_composed_delta(eps0: float, k: int, eps: float) -> mp.mpf:
+    """k-fold randomised response's exact profile at eps: the binomial sum of (P - e^eps Q)_+ in mpmath."""
+    with mp.workdps(50):
+        e0 = mp.mpf(eps0)
+        p, q = 1 / (1 + mp.e ** (-e0)), 1 / (1 + mp.e**e0)  # q apart: 1 - p cancels at eps0 = 6000
+        return mp.fsum(
+            max(mp.binomial(k, j) * (p**j * q ** (k - j) - mp.e ** mp.mpf(eps) * q**j * p ** (k - j)), 0)
+            for j in range(k + 1)
+        )
+
+
+def test_delta_bracket_contains_the_binomial_truth_far_in_the_tail() -> None:
+    """Issue 28: RR(1) composed 100 times, delta_bracket(90): the lower end was 1.7567056e-9 against the exact
+    1.7566827e-9 (the inverse FFT's noise clipped at 0 had biased every profile upwards)."""
+    acc = dpcore.PldAccountant().compose(dpcore.RandomizedResponse(1.0), 100)
+    lower, upper = acc.delta_bracket(90.0)
+    truth = _rr_composed_delta(1.0, 100, 90.0)
+    assert lower <= truth <= upper
+
+
+def test_an_epsilon_beyond_the_old_search_range_is_answered_not_capped() -> None:
+    """Issue 28: RR(6000) twice has epsilon 12000 + log(1 - 1e-5 / p^2); the search stopped at 1e4 and
+    returned (9991, 10000) as a certified bracket."""
+    acc = dpcore.PldAccountant().compose(dpcore.RandomizedResponse(6000.0), 2)
+    lower, upper = acc.epsilon_bracket(1e-5)
+    assert _rr_composed_delta(6000.0, 2, upper) <= mp.mpf("1e-5") < _rr_composed_delta(6000.0, 2, lower)
+    assert upper - lower <= 1e-3 * lower
+
+
+def test_an_epsilon_beyond_max_epsilon_is_refused_not_capped() -> None:
+    """The inverse widens its search up to MAX_EPSILON and then refuses by name; it never returns the cap."""
+    from dpcore.pld import MAX_EPSILON, _inverse
+
+    def profile(eps: float) -> float:
+        return 0.5 if eps < 2 * MAX_EPSILON else 0.0
+
+    with pytest.raises(ValueError, match="epsilon"):
+        _inverse(profile, 1e-5, -1e4, 1e4)
+    assert _inverse(lambda eps: 0.5 if eps < 3e6 else 0.0, 1e-5, -1e4, 1e4) == pytest.approx(3e6, rel=1e-12)
