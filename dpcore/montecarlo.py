@@ -47,10 +47,8 @@ from numpy.typing import ArrayLike, NDArray
 from . import _engine
 from ._lazy import lazy_module
 from ._validation import (
-    MIN_ALPHA,
     RNGLike,
     as_seed_sequence,
-    check_alpha,
     check_positive_finite,
     check_positive_int,
     check_probability_open,
@@ -205,6 +203,20 @@ def _log_ratio(c: float, alpha: float) -> float:
     return math.log(c) - math.log(alpha)
 
 
+def _level(alpha: float, alternative: Alternative) -> float:
+    """The Clopper--Pearson level of one end: ``alpha / 2`` two-sided, else ``alpha``; refused if it is 0.
+
+    A subnormal ``alpha`` (5e-324) halves to 0, which is not a level; any ``alpha`` whose level is > 0 is kept.
+    """
+    a = alpha / 2 if alternative == "two-sided" else alpha
+    if a == 0.0:
+        raise ValueError(
+            f"alpha = {alpha!r} is too small for a two-sided test: alpha / 2 underflows to 0 "
+            "(a two-sided test needs alpha >= 1e-323)"
+        )
+    return a
+
+
 def _validate_common(n: int, alpha: float, chunk_size: int, minimum_n: int = 1) -> tuple[int, float, int]:
     n = _count("n", n, minimum_n, MAX_SAMPLES, "dpcore.montecarlo.MAX_SAMPLES; raise it explicitly to draw more")
     alpha = check_probability_open("alpha", alpha)
@@ -295,16 +307,16 @@ def check_probability(
     ------
     ValueError
         If ``claimed`` is not a real number in [0, 1], ``alpha`` is outside
-        [1e-300, 1) (it is halved for a two-sided test, where a subnormal one becomes 0),
+        (0, 1) or, for a two-sided test, below 1e-323 (halved, it would underflow to 0),
         ``n`` is not an integer in [1, :data:`MAX_SAMPLES`], ``chunk_size`` not
         in [1, :data:`MAX_CHUNK`], ``alternative`` is not one of the three, the
         sampler returns anything but ``size`` finite reals, or the event anything
         but one boolean (or 0/1) per sample.
     """
     n, alpha, chunk_size = _validate_common(n, alpha, chunk_size)
-    alpha = check_alpha("alpha", alpha)  # halved for a two-sided test: a subnormal alpha would become 0
     claimed_f = _probability_closed("claimed", claimed)
     alternative = _alternative(alternative)
+    _level(alpha, alternative)  # refused before any sample is drawn
     sizes = _engine.chunk_sizes(n, chunk_size)
     task = partial(_chunk_hits, sampler, event)
     hits = _engine.fold_chunks(task, operator.add, sizes, as_seed_sequence(rng), executor=executor)
@@ -331,19 +343,19 @@ def probability_result(
     ValueError
         If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``hits`` not an
         integer in [0, n] (a bool or 2.5 is refused), ``claimed`` not a real
-        number in [0, 1] (NaN refused), ``alpha`` outside [1e-300, 1) (it is
-        halved for a two-sided test), or
+        number in [0, 1] (NaN refused), ``alpha`` outside (0, 1) or, for a
+        two-sided test, below 1e-323 (halved, it would underflow to 0), or
         ``alternative`` not exactly one of the three (a typo would otherwise
         run another test).
     """
     n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
-    alpha = check_alpha("alpha", alpha)
+    alpha = check_probability_open("alpha", alpha)
     hits = check_positive_int("hits", hits, minimum=0)
     if hits > n:
         raise ValueError(f"hits must lie in [0, n]; got {hits} with n={n}")
     claimed = _probability_closed("claimed", claimed)
     alternative = _alternative(alternative)
-    a = alpha / 2 if alternative == "two-sided" else alpha
+    a = _level(alpha, alternative)
     lo_arr, hi_arr = clopper_pearson_bounds(hits, n, a)
     lo, hi = float(lo_arr), float(hi_arr)
     if alternative == "less":
@@ -435,13 +447,13 @@ def probability_acceptance(
     ValueError
         If ``n`` is not an integer in [1, :data:`MAX_COUNT`], ``true_p`` or
         ``claimed`` is not a real number in [0, 1], ``alpha`` is not in
-        [1e-300, 1) (it is halved for a two-sided test),
+        (0, 1) or, for a two-sided test, below 1e-323 (halved, it would underflow to 0),
         ``alternative`` is not one of the three, or the window of counts to
         sum exceeds :data:`MAX_ACCEPTANCE_WINDOW` (about
         :math:`n p (1-p) > 1.5 \cdot 10^{10}`).
     """
     n = _count("n", n, 1, MAX_COUNT, "counts above 2**53 are not exact in floating point")
-    alpha = check_alpha("alpha", alpha)
+    alpha = check_probability_open("alpha", alpha)
     p = _probability_closed("true_p", true_p)
     c = _probability_closed("claimed", claimed)
     alternative = _alternative(alternative)
@@ -454,7 +466,7 @@ def probability_acceptance(
             f"more than dpcore.montecarlo.MAX_ACCEPTANCE_WINDOW = {MAX_ACCEPTANCE_WINDOW}"
         )
     k = np.arange(k_lo, k_hi + 1)
-    lo, hi = clopper_pearson_bounds(k, n, alpha / 2 if alternative == "two-sided" else alpha)
+    lo, hi = clopper_pearson_bounds(k, n, _level(alpha, alternative))
     if alternative == "less":
         accept = lo <= c
     elif alternative == "greater":
@@ -895,13 +907,14 @@ def check_law(
     ValueError
         As the four checks, naming ``mean``, ``variance`` and
         ``event_probability`` (the checks' ``claimed``); or if ``alpha`` is
-        outside [4e-300, 1) (each check gets ``alpha / 4``, at least 1e-300).
+        outside (0, 1) or below about 4e-323 (each check gets ``alpha / 4``,
+        which the two-sided event check halves again: it must not underflow to 0).
     """
     alpha = check_probability_open("alpha", alpha)
-    if alpha < 4 * MIN_ALPHA:
+    if alpha / 4 / 2 == 0.0:
         raise ValueError(
-            f"alpha must be >= {4 * MIN_ALPHA:g} (it is split among four checks, each at least {MIN_ALPHA:g}); "
-            f"got {alpha!r}"
+            f"alpha = {alpha!r} is too small: each of the four checks gets alpha / 4, halved again by the "
+            "two-sided event check, which underflows to 0 (alpha must be at least about 4e-323)"
         )
     mean = _real("mean", mean)
     variance = check_positive_finite("variance", variance)

@@ -332,3 +332,17 @@ def test_subnormal_alpha_gives_a_finite_radius():
     assert res.details["radius_hoeffding"] == pytest.approx(expected, rel=1e-12)
     res = dpcore.check_cdf(uniform, 1000, lambda g: np.clip(g, 0, 1), alpha=5e-324, rng=1)
     assert math.isfinite(res.details["dkw_radius"])
+
+
+def test_a_two_sided_level_that_underflows_is_refused_by_name_and_small_splits_still_work():
+    # issue 28: alpha 5e-324 halved to 0 and was refused as "level"; a one-sided test keeps it, and a
+    # caller's split such as event_detection_miss's alpha / 4 (1e-300 / 4) is still a valid level
+    with pytest.raises(ValueError, match="^alpha = 5e-324 is too small for a two-sided test"):
+        dpcore.probability_result(5, 10, 0.5, alpha=5e-324)
+    with pytest.raises(ValueError, match="^alpha = 5e-324 is too small for a two-sided test"):
+        dpcore.probability_acceptance(10, 0.5, 0.5, alpha=5e-324)
+    assert dpcore.probability_result(5, 10, 0.5, alpha=5e-324, alternative="less").passed
+    assert dpcore.probability_result(5, 10, 0.5, alpha=1e-323).passed
+    assert 0.0 <= dpcore.event_detection_miss(0.5, 0.1, 1000, 1000, 1.0, events=1, alpha=1e-300) <= 1.0
+    r, _ = median_of_means_radius(1000, 1.0, 5e-324)  # p* = 5e-324 for one block: sigma^2 / (m p*) overflowed
+    assert 0.0 < r < math.inf
