@@ -38,10 +38,13 @@ down to the smallest double), and where the two tails nearly cancel
 on the last integral, whose integrand :math:`1 - yR(y)` is smooth and positive. For
 :math:`\varepsilon \ge 0`, :math:`t \ge -h/2`, so :math:`t + h > 0`.
 
-Accuracy: relative error below about :math:`10^{-12}` on :math:`\delta` wherever it is a normal
-double (compared with a 50-digit mpmath evaluation of the defining integral across
-:math:`s \in [10^{-3}, 10^{4}]`, :math:`q \in [10^{-8}, 1]`, :math:`\delta` down to
-:math:`10^{-300}`: ``tests/test_subsampled_gaussian.py`` and the oracle suite). Earlier versions
+Accuracy: relative error at most :math:`10^{-11}` on :math:`\delta` wherever it is a normal
+double (compared with a 50-digit mpmath evaluation of the half-line events, itself checked by
+quadrature of the defining integral, across :math:`s \in [10^{-2.5}, 10^{4}]`,
+:math:`q \in [10^{-9}, 1]`, :math:`\delta` down to :math:`10^{-300}`; the worst measured,
+:math:`1.1\cdot10^{-12}`, is at :math:`\delta = 10^{-300}`, where one rounding of
+:math:`\varepsilon \approx 400` itself moves :math:`\delta` by about that much:
+``tests/test_subsampled_gaussian.py``, chapter 7 and the oracle suite). Earlier versions
 of dpcore integrated the loss's tail by adaptive quadrature over
 :math:`[\varepsilon, \varepsilon + 200]` and under-reported :math:`\delta` by orders of
 magnitude at small :math:`\delta` or small :math:`q` (issue 28).
@@ -191,8 +194,8 @@ def subsampled_gaussian_delta(
     Returns
     -------
     float or ndarray
-        :math:`\delta(\varepsilon)` in [0, 1], a float for scalar input; relative error below about
-        :math:`10^{-12}` (it underflows to 0 below the smallest double).
+        :math:`\delta(\varepsilon)` in [0, 1], a float for scalar input; relative error at most
+        :math:`10^{-11}` (it underflows to 0 below the smallest double).
 
     Raises
     ------

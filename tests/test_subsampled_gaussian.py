@@ -110,24 +110,24 @@ def _log_uniform_cases(n: int) -> list[tuple[float, float, float]]:
 
 
 @pytest.mark.parametrize(("eps", "s", "q"), _log_uniform_cases(60))
-def test_delta_matches_mpmath_to_1e_12_relative(eps: float, s: float, q: float) -> None:
+def test_delta_matches_mpmath_to_1e_11_relative(eps: float, s: float, q: float) -> None:
     ref = reference_delta(eps, s, q)
     got = dpcore.subsampled_gaussian_delta(eps, s, q)
     if ref < mp.mpf("1e-300"):  # below the normal doubles: at most the smallest ones
         assert got <= 1e-300
         return
-    assert abs(mp.mpf(got) - ref) <= mp.mpf("1e-12") * ref, (got, mp.nstr(ref, 17))
+    assert abs(mp.mpf(got) - ref) <= mp.mpf("1e-11") * ref, (got, mp.nstr(ref, 17))
     remove, add = reference_directions(eps, s, q)
     for direction, truth in (("remove", remove), ("add", add)):
         value = direction_delta(eps, s, q, direction)
-        assert abs(mp.mpf(value) - truth) <= mp.mpf("1e-12") * truth + mp.mpf("1e-300")
+        assert abs(mp.mpf(value) - truth) <= mp.mpf("1e-11") * truth + mp.mpf("1e-300")
 
 
 @pytest.mark.parametrize(("eps", "s", "q"), [(-0.5, 2.0, 0.05), (-3.0, 0.5, 0.9), (-1e-3, 10.0, 1e-4)])
 def test_each_direction_at_negative_epsilon(eps: float, s: float, q: float) -> None:
     remove, add = reference_directions(eps, s, q)
-    assert abs(mp.mpf(direction_delta(eps, s, q, "remove")) - remove) <= mp.mpf("1e-12") * remove
-    assert abs(mp.mpf(direction_delta(eps, s, q, "add")) - add) <= mp.mpf("1e-12") * add
+    assert abs(mp.mpf(direction_delta(eps, s, q, "remove")) - remove) <= mp.mpf("1e-11") * remove
+    assert abs(mp.mpf(direction_delta(eps, s, q, "add")) - add) <= mp.mpf("1e-11") * add
 
 
 def _cases_for_epsilon(n: int) -> list[tuple[float, float, float]]:
@@ -181,10 +181,10 @@ def _old_quadrature_delta(eps: float, s: float, q: float) -> float:
 
 @pytest.mark.parametrize(("eps", "s", "q"), [(0.48133, 2.0, 0.05), (0.01, 1.5, 0.001), (0.05, 2.0, 0.01)])
 def test_negative_control_the_old_quadrature_is_rejected(eps: float, s: float, q: float) -> None:
-    """The same 1e-12 comparison rejects the quadrature profile the issue found (by factors 17 to 1e6)."""
+    """The same 1e-11 comparison rejects the quadrature profile the issue found (by factors 17 to 1e6)."""
     ref = reference_delta(eps, s, q)
     old = _old_quadrature_delta(eps, s, q)
-    assert abs(mp.mpf(old) - ref) > mp.mpf("1e-12") * ref
+    assert abs(mp.mpf(old) - ref) > mp.mpf("1e-11") * ref
     assert old < ref  # and in the unsafe direction: an under-report
 
 
