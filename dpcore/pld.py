@@ -522,10 +522,13 @@ def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss,
     s2 = s * s
 
     def x_of(l: NDArray[np.float64]) -> NDArray[np.float64]:
-        # x(l) = s^2 log((e^l - (1 - q)) / q) + 1/2, for l > log(1 - q); log(e^l - (1-q)) = l + log1p(-(1-q) e^-l)
+        # x(l) = s^2 log((e^l - (1 - q)) / q) + 1/2, for l > log(1 - q); log(e^l - (1-q)) = l + log1p(-(1-q) e^-l).
+        # At l <= log(1 - q) (outside the support, where every caller substitutes the limit 0 or 1) the exponent
+        # is taken at 0, which gives x = -inf, the limit at log(1 - q), instead of e^{huge} overflowing; where
+        # s^2 (l - log q) exceeds the doubles (s near 1e100, l near 1e300), x = +inf is the limit too.
         l = np.asarray(l, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inner = l + np.log1p(-np.exp(log_1mq - l)) if math.isfinite(log_1mq) else l
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            inner = l + np.log1p(-np.exp(np.minimum(log_1mq - l, 0.0))) if math.isfinite(log_1mq) else l
             return np.asarray(s2 * (inner - math.log(q)) + 0.5)
 
     def ell(x: float) -> float:
@@ -765,9 +768,34 @@ def _spread(loss: PrivacyLoss) -> float:
     return max(quartiles[1] - quartiles[0], 0.0)
 
 
+def _check_length(loss: PrivacyLoss, lo: float, hi: float, h: float, what: str) -> None:
+    """Refuse a step ``h`` giving more than :data:`MAX_FFT_LENGTH` points over ``[lo, hi]``, before any ``floor``.
+
+    Compared as floats, ``(hi - lo) / h`` and the ends ``lo / h``, ``hi / h`` are ``inf`` where they leave the
+    doubles (``h`` 3e-308 against a loss reaching -10), which ``math.floor`` would turn into an OverflowError.
+    The step is ``value_discretization`` if one was given, else chosen by the accountant from
+    ``relative_width``: the message names both.
+    """
+    points = (hi - lo) / h
+    if not (points <= MAX_FFT_LENGTH and math.isfinite(lo / h) and math.isfinite(hi / h)):
+        raise ValueError(
+            f"value_discretization {h:g} is too fine for the loss of {loss.name or 'this mechanism'}: "
+            f"{points:.4g} {what} over [{lo:.6g}, {hi:.6g}] (at most {MAX_FFT_LENGTH}); choose a coarser "
+            "value_discretization or, where the accountant chooses the step, a larger relative_width"
+        )
+
+
 def _discretise(loss: PrivacyLoss, h: float, tau: float) -> _Discrete:
-    """Cells ``(c - h/2, c + h/2]`` around lattice points ``c``, masses from cdf/sf, the shift matching the mean."""
+    """Cells ``(c - h/2, c + h/2]`` around lattice points ``c``, masses from cdf/sf, the shift matching the mean.
+
+    Raises
+    ------
+    ValueError
+        If the step ``h`` needs more than :data:`MAX_FFT_LENGTH` cells over the loss's truncated range
+        (:func:`_check_length`, before any rounding that could overflow), or the cells hold no mass.
+    """
     lo, hi = _truncation(loss, tau)
+    _check_length(loss, lo, hi, h, "cells")
     i0 = math.floor(lo / h + 0.5)
     i1 = math.ceil(hi / h - 0.5)
     n = i1 - i0 + 1
@@ -827,11 +855,13 @@ def _lattice(loss: PrivacyLoss, h: float, tau: float) -> _Lattice:
     Raises
     ------
     ValueError
-        If more than :data:`MAX_FFT_LENGTH` points are needed, or the loss has no law under Q.
+        If more than :data:`MAX_FFT_LENGTH` points are needed (checked before any rounding that could
+        overflow, :func:`_check_length`), or the loss has no law under Q.
     """
     if loss.q_cdf is None or loss.q_sf is None:
         raise ValueError(f"the loss of {loss.name or 'this mechanism'} has no law under Q (q_cdf, q_sf)")
     lo, hi = _truncation(loss, tau)
+    _check_length(loss, lo, hi, h, "lattice points")
     i0 = math.floor(lo / h)
     i1 = max(math.ceil(hi / h), i0 + 3)
     n = i1 - i0 + 1

@@ -1021,16 +1021,9 @@ def test_issue28_examples() -> None:
 # --------------------------------------------------------------------------- the CLI
 CLI_CASES: list[Any] = [
     # (argv, whether an answer is expected): the library's failures behind these printed "internal error"
+    # the RDP answered, but subsampled_gaussian_privacy_losses' x_of overflowed in exp outside the support
     *(
-        pytest.param(
-            ["account", "--mechanism", "subsampled-gaussian", "--sigma", sigma, "--sampling-rate", "0.5"],
-            True,
-            marks=pytest.mark.xfail(
-                reason="issue 28, reported: the RDP now answers, but subsampled_gaussian_privacy_losses' x_of "
-                "overflows in exp (pld.py, being rewritten by its owner)",
-                strict=False,
-            ),
-        )
+        (["account", "--mechanism", "subsampled-gaussian", "--sigma", sigma, "--sampling-rate", "0.5"], True)
         for sigma in ("0.01", "0.001")
     ),
     (["account", "--mechanism", "laplace", "--scale", "1e308"], True),
@@ -1062,3 +1055,28 @@ def test_cli_answers_or_refuses_in_one_line(argv: list[str], answers: bool | Non
         assert answers is not True, (argv, err.getvalue())
         assert status == 2 and out.getvalue() == "", (argv, status)
         assert err.getvalue().count("\n") == 1 and "internal error" not in err.getvalue(), err.getvalue()
+
+
+# --------------------------------------------------------------------------- the PLD accountant's grid and laws
+def test_a_step_too_fine_is_refused_before_rounding() -> None:
+    """(hi - lo) / h is compared with MAX_FFT_LENGTH before floor(lo / h), which overflowed at h = 3e-308."""
+    acc = dpcore.PldAccountant(closed_form=False).compose(GM, 2)  # the Gaussian loss is discretised
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="^value_discretization 3e-308 is too fine.*relative_width"):
+            acc.delta_bracket(1.0, value_discretization=3e-308)  # was OverflowError
+
+
+@pytest.mark.parametrize("s", [1e-100, 1e-3, 1.0, 1e100])
+@pytest.mark.parametrize("q", [1e-10, 0.5, 1.0])
+def test_subsampled_gaussian_laws_stay_in_range(s: float, q: float) -> None:
+    """Over the documented s in [1e-100, 1e100], every law is a probability at any loss, with no warning
+    (x(l) overflowed in exp below the support, where the callers substitute the limit)."""
+    ls = np.array([-1e308, -1e300, -1e10, -1.0, -0.7, 0.0, 0.5, 1.0, 1e10, 1e300, 1e308, -math.inf, math.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for loss in dpcore.subsampled_gaussian_privacy_losses(s, q):
+            assert loss.q_cdf is not None and loss.q_sf is not None and loss.laws is not None
+            for v in (loss.cdf(ls), loss.sf(ls), loss.q_cdf(ls), loss.q_sf(ls), *loss.laws(ls)):
+                probability(v)
+            finite([loss.partial_mean(-1.0, 1.0), loss.partial_mean(-1e300, 1e300)])
