@@ -269,6 +269,26 @@ def _plain(value: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- account
+#: What each ``method`` of ``account`` certifies, printed beside the answer (``certificate`` in the JSON).
+CERTIFICATES = {
+    "exact": "the mechanism's exact privacy profile (closed form or exact sums) inverted, rounded up until the "
+    "computed delta is at most the target (tested against 40-50 digit mpmath across its documented domain)",
+    "exact-gaussian": "the Gaussian profile in closed form (Balle & Wang 2018) at the composed sensitivity "
+    "sqrt(k) Delta, rounded up as for exact",
+    "exact-laplace": "the exact composition of the Laplace privacy loss (dpcore.laplace_composition): the "
+    "bracket is the rounding only",
+    "pld": "the PLD accountant's upper end: connect-the-dots, a pessimistic discretisation whose composed profile "
+    "lies above the true one (Doroshenko et al. 2022), truncated tails counted, plus 1e-13 on delta for "
+    "floating-point rounding (measured, not proved)",
+    "pld-mean-matched": "the PLD accountant's mean-matched bracket: discretisation errors bounded by "
+    "Hoeffding's inequality, truncated tails counted, plus 1e-13 on delta for floating-point rounding",
+    "rdp": "the composed Renyi-DP curve at its best order, converted by Canonne, Kamath & Steinke (2020): an "
+    "upper bound wherever the RDP curve is one (closed forms; the subsampled Gaussian's integer orders are exact "
+    "sums, its fractional orders numerical integrals)",
+    "basic-composition": "count times the mechanism's pure epsilon (basic composition, delta = 0)",
+}
+
+
 def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     import dpcore
 
@@ -311,7 +331,12 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             result["pld_refused"] = _one_line(str(exc))
             rows.append(["PLD accountant", "n/a", "not applicable: " + _one_line(str(exc))])
         else:
-            result.update(pld_epsilon=bracket.upper, pld_epsilon_lower=bracket.lower, pld_method=bracket.method)
+            result.update(
+                pld_epsilon=bracket.upper,
+                pld_epsilon_lower=bracket.lower,
+                pld_method=bracket.method,
+                pld_hoeffding_t=bracket.hoeffding_t,
+            )
             candidates.append((bracket.upper, bracket.method, bracket.lower))  # pld, or exact-laplace (no grid)
             rows.append(
                 [
@@ -322,10 +347,14 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             )
     best, method, lower = min(candidates, key=lambda c: c[0])
     lowers = [c[2] for c in candidates if c[2] is not None]
-    result.update(epsilon=best, method=method, epsilon_lower=max(lowers) if lowers else None)
+    certificate = CERTIFICATES[method]
+    if method == "pld" and result.get("pld_hoeffding_t"):
+        certificate = CERTIFICATES["pld-mean-matched"]
+    result.update(epsilon=best, method=method, certificate=certificate, epsilon_lower=max(lowers) if lowers else None)
     rows.append(
         ["tightest certified", best, f"by {method}" + ("" if not lowers else f"; epsilon >= {_fmt(max(lowers))}")]
     )
+    rows.append(["certificate", "", certificate])
     head = f"Privacy after {count} release(s) of {mech!r}, delta {_fmt(delta)}"
     return result, head + "\n\n" + _table(rows, ["method", "epsilon", "note"])
 
@@ -567,7 +596,8 @@ _EPILOG_ACCOUNT = """examples:
       --count 14062 --delta 1e-5
 
 epsilon is the tightest certified upper bound found (method: exact, pld,
-exact-laplace, exact-gaussian, rdp or basic-composition); the PLD accountant also
+exact-laplace, exact-gaussian, rdp or basic-composition; certificate: what that
+method's bound rests on); the PLD accountant also
 gives a certified lower end (Laplace releases of one scale it composes exactly,
 with no grid, up to about 150 of them at epsilon0 = 1: exact-laplace).
 The options after --mechanism are the fields of its class in dpcore.mechanisms

@@ -805,7 +805,7 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
         """The exact privacy profile of one step (the larger direction), at each ``epsilon`` >= 0.
 
-        In closed form (:func:`dpcore.subsampled_gaussian_delta`), relative error below about 1e-12.
+        In closed form (:func:`dpcore.subsampled_gaussian_delta`), relative error at most 1e-11.
         """
         return subsampled_gaussian_delta(epsilon, self.sigma, self.sampling_rate, self.sensitivity)
 

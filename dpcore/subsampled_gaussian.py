@@ -86,6 +86,8 @@ def _one_minus_y_mills(y: NDArray[np.float64]) -> NDArray[np.float64]:
 def _log_g(t: float, h: float) -> float:
     r""":math:`\log G(t, h)` (``-inf`` where :math:`G` is 0); ``t + h > 0`` wherever epsilon >= 0."""
     log_a = float(special.log_ndtr(-t))  # log Phibar(t)
+    if log_a < -800.0:  # G <= Phibar(t) < e^-800: below every double (and t is then far out, h possibly huge)
+        return -math.inf
     with np.errstate(over="ignore"):
         log_phi_t = -0.5 * t * t - _HALF_LOG_2PI  # -inf for |t| beyond 1e154: phi(t) underflows
     if t + h > 0.0:  # always for eps >= 0

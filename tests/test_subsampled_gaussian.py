@@ -136,7 +136,8 @@ def _cases_for_epsilon(n: int) -> list[tuple[float, float, float]]:
     q = 10 ** rng.uniform(-9, 0, n)
     delta = 10 ** rng.uniform(-300, -0.3, n)
     issue = [(1e-10, 2.0, 0.05), (1e-11, 1.5, 0.001), (1e-9, 2.0, 0.01), (5e-324, 1e4, 1e-9), (0.5, 0.5, 1.0)]
-    return issue + list(zip(delta.tolist(), s.tolist(), q.tolist(), strict=True))
+    extreme = [(1e-5, 1e-50, 0.3), (1e-300, 1e-100, 0.3), (1e-5, 1e100, 1.0), (1e-5, 1e-3, 1e-300)]
+    return issue + extreme + list(zip(delta.tolist(), s.tolist(), q.tolist(), strict=True))
 
 
 @pytest.mark.parametrize(("delta", "s", "q"), _cases_for_epsilon(50))
