@@ -14,7 +14,9 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.event_ratios` -- confidence bounds on event ratios from samples;
 * :mod:`dpcore.gaussian` -- (epsilon, delta) Gaussian mechanism, classic and analytic;
 * :mod:`dpcore.rdp` -- Renyi DP: divergences, RDP curves, conversion, accountant;
-* :mod:`dpcore.pld` -- privacy-loss distributions: the tight accountant with a certified bracket;
+* :mod:`dpcore.pld` -- privacy-loss distributions: the tight accountant with a certified bracket, built on
+  :mod:`dpcore.pld_losses` (the loss laws), :mod:`dpcore.pld_grid` (their discretisations) and
+  :mod:`dpcore.pld_spectral` (their composition);
 * :mod:`dpcore.laplace_composition` -- exact composition of the Laplace mechanism (up to rounding);
 * :mod:`dpcore.subsampled_gaussian` -- the Poisson-subsampled Gaussian's exact one-step profile;
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
@@ -37,6 +39,9 @@ from . import (
     mechanisms,
     montecarlo,
     pld,
+    pld_grid,
+    pld_losses,
+    pld_spectral,
     privacy_loss,
     rdp,
     sensitivity,
@@ -54,6 +59,7 @@ from .laplace_composition import *  # noqa: F403
 from .mechanisms import *  # noqa: F403
 from .montecarlo import *  # noqa: F403
 from .pld import *  # noqa: F403
+from .pld_losses import *  # noqa: F403
 from .privacy_loss import *  # noqa: F403
 from .rdp import *  # noqa: F403
 from .sensitivity import *  # noqa: F403
@@ -68,6 +74,9 @@ __all__ = [
     *montecarlo.__all__,
     "montecarlo",
     "independence",
+    "pld_losses",
+    "pld_grid",
+    "pld_spectral",
     *laplace.__all__,
     *mechanisms.__all__,
     *sensitivity.__all__,
@@ -76,6 +85,7 @@ __all__ = [
     *gaussian.__all__,
     *rdp.__all__,
     *pld.__all__,
+    *pld_losses.__all__,
     *laplace_composition.__all__,
     *subsampled_gaussian.__all__,
     *auditing.__all__,

@@ -56,7 +56,7 @@ from ._validation import (
 from .discrete import as_fraction, sample_discrete_gaussian, sample_discrete_laplace
 from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon, normal_noise
 from .laplace import laplace_noise, laplace_scale
-from .pld import (
+from .pld_losses import (
     PrivacyLoss,
     atomic_privacy_loss,
     gaussian_privacy_loss,

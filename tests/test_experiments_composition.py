@@ -188,12 +188,13 @@ def test_centred_rounding_brackets_the_binomial_answer_where_plain_rounding_is_b
 
 def test_centred_rounding_fails_without_the_mean_matching_shift(monkeypatch: pytest.MonkeyPatch) -> None:
     import dpcore.pld as pld
+    import dpcore.pld_grid as pld_grid
 
     original = pld._discretise
 
     def unshifted(loss, h, tau):
         d = original(loss, h, tau)
-        return pld._Discrete(d.pmf, d.start, 0.0, d.tail)
+        return pld_grid._Discrete(d.pmf, d.start, 0.0, d.tail)
 
     monkeypatch.setattr(pld, "_discretise", unshifted)
     # the biased mean-matched bracket now crosses the optimistic twin's certified lower end: the accountant

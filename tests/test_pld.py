@@ -297,15 +297,15 @@ def test_connect_the_dots_on_a_grid_bounds_the_gaussian_from_above(sigma, k):
 
 def test_a_wrong_split_of_the_cells_is_caught(monkeypatch):
     """Negative control: sending every cell's P-mass to its lower end (rounding down) is not pessimistic."""
-    from dpcore import pld
+    from dpcore import pld, pld_grid
 
     def rounded_down(loss, h, tau):
         d, infinite = original(loss, h, tau)
-        lo, hi = pld._truncation(loss, tau)
+        lo, hi = pld_grid._truncation(loss, tau)
         points = h * np.arange(d.start, d.start + d.pmf.size)
-        pmf = np.append(pld._cell_masses(loss.cdf, loss.sf, points), 0.0)
+        pmf = np.append(pld_grid._cell_masses(loss.cdf, loss.sf, points), 0.0)
         pmf[0] += float(loss.cdf(points[:1])[0])
-        return pld._Discrete(pmf, d.start, 0.0, 0.0), infinite
+        return pld_grid._Discrete(pmf, d.start, 0.0, 0.0), infinite
 
     original = pld._connect_dots
     monkeypatch.setattr(pld, "_connect_dots", rounded_down)
@@ -400,7 +400,7 @@ def test_spread_is_the_interquartile_range_of_the_loss():
     # the first refinement step is capped by an eighth of the losses' spread (_resolving_step): checked here
     # against quartiles computed outside dpcore. Gaussian N(m, 2m): scipy's normal quantiles; Laplace
     # (eps0 = 1): the atom at +eps0 holds the upper quartile, and P(L <= l) = e^{-(eps0 - l)/2} / 2 inside
-    from dpcore.pld import _spread
+    from dpcore.pld_grid import _spread
 
     for m in (1e-4, 0.5, 40.0):
         truth = float(np.diff(stats.norm.ppf([0.25, 0.75], loc=m, scale=math.sqrt(2 * m)))[0])
@@ -425,7 +425,7 @@ def test_spread_is_the_interquartile_range_of_the_loss():
 def test_first_step_cap_follows_the_most_composed_losses_and_keeps_grids_bounded():
     # DP-SGD: an eighth of the subsampled loss's spread; a Gaussian of huge noise composed a few times
     # beside it (merged into one loss, composed once) does not lower the cap
-    from dpcore.pld import _spread, _truncation
+    from dpcore.pld_grid import _spread, _truncation
 
     sgd = dpcore.SubsampledGaussianMechanism(sigma=1.1, sampling_rate=256 / 60000)
     alone = dpcore.PldAccountant().compose(sgd, 1000)
@@ -446,7 +446,7 @@ def test_first_step_cap_follows_the_most_composed_losses_and_keeps_grids_bounded
 @pytest.mark.parametrize("tau", [1e-5, 1e-12, 1e-15])
 def test_truncation_points_keep_their_tails_below_tau_and_are_tight(tau):
     """Each end has its tail <= tau; a point 1e-6 of the range inward has a tail above tau (not far off)."""
-    from dpcore.pld import _truncation
+    from dpcore.pld_grid import _truncation
 
     losses = [
         *dpcore.SubsampledGaussianMechanism(1.1, 256 / 60000).privacy_losses(),

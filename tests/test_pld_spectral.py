@@ -25,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpcore
-from dpcore import pld
+from dpcore import pld, pld_spectral
 
 
 def _pmf(rng: np.random.Generator, size: int, centre: int, spread: float, tail: float) -> np.ndarray:
@@ -39,39 +39,39 @@ def _pmf(rng: np.random.Generator, size: int, centre: int, spread: float, tail: 
 @pytest.mark.parametrize("size, n, m", [(1, 7, 4), (50, 50, 26), (300, 1000, 40), (4096, 50000, 700)])
 def test_zoom_dft_is_the_first_outputs_of_the_fft(size, n, m):
     x = np.random.default_rng(size).uniform(size=size)
-    got = pld._zoom_dft(x, n, m)
+    got = pld_spectral._zoom_dft(x, n, m)
     want = np.fft.fft(x, n)[:m]
     assert np.max(np.abs(got - want)) <= 1e-13 * np.sum(x)
 
 
 def test_zoom_dft_control_a_chirp_reduced_mod_n_is_wrong():
     x = np.random.default_rng(1).uniform(size=300)
-    wrong = pld._chirp  # reduce m^2 mod n instead of 2n: half the chirps change sign
+    wrong = pld_spectral._chirp  # reduce m^2 mod n instead of 2n: half the chirps change sign
 
     def chirp_mod_n(m, n):
         return np.exp((-1j * math.pi / n) * ((m * m) % n))
 
-    pld._chirp = chirp_mod_n
+    pld_spectral._chirp = chirp_mod_n
     try:
-        got = pld._zoom_dft(x, 1001, 40)
+        got = pld_spectral._zoom_dft(x, 1001, 40)
     finally:
-        pld._chirp = wrong
+        pld_spectral._chirp = wrong
     assert np.max(np.abs(got - np.fft.fft(x, 1001)[:40])) > 1e-3
 
 
 def _check_bounds(
     p: np.ndarray, n: int, count: int, rounding: float = 1e-14
-) -> tuple[pld._PartTransform, np.ndarray, np.ndarray]:
+) -> tuple[pld_spectral._PartTransform, np.ndarray, np.ndarray]:
     """Against numpy's exact moduli: the bound holds at every frequency, the candidates contain every frequency
     whose modulus reaches the floor, and the FFT-accurate modulus bounds them. (transform, moduli, candidates)"""
-    t = pld._part_transform(p, n, count)
+    t = pld_spectral._part_transform(p, n, count)
     exact = np.abs(np.fft.rfft(p, n))
     assert np.all(t.bound(n, np.arange(n // 2 + 1)) >= exact - 1e-14)
     floor = math.exp(math.log(1e-30) / count)
     candidates = t.candidates(n, floor)
     assert set(np.flatnonzero(exact >= floor + 1e-12)) <= set(candidates.tolist())
-    rest = pld._rest_transform(t, n, candidates)
-    assert np.all(pld._approximate_modulus(t, n, candidates, rest) >= exact[candidates] - rounding)
+    rest = pld_spectral._rest_transform(t, n, candidates)
+    assert np.all(pld_spectral._approximate_modulus(t, n, candidates, rest) >= exact[candidates] - rounding)
     return t, exact, candidates
 
 
@@ -86,7 +86,7 @@ def test_bounds_and_candidates_hold_every_frequency(count, size, n, centre, spre
 
 def test_bound_control_without_the_slack_misses_frequencies():
     p = _pmf(np.random.default_rng(5), 400, 120, 6.0, 0.0)
-    t = dataclasses.replace(pld._part_transform(p, 60000, 1000), slack=0.0)
+    t = dataclasses.replace(pld_spectral._part_transform(p, 60000, 1000), slack=0.0)
     exact = np.abs(np.fft.rfft(p, 60000))
     assert np.any(t.bound(60000, np.arange(30001)) < exact - 1e-6)
 
@@ -106,10 +106,10 @@ def test_spikes_and_the_variation_bound_hold_every_frequency(size, n, count):
     :math:`V/\\theta` in place of :math:`V/(2\\sin(\\theta/2))`, fall below the exact moduli.
     """
     t, exact, candidates = _check_bounds(_laplace_like(size), n, count)
-    assert t.core_size == pld._CORE_CELLS and 0 in t.spikes and t.rest_hat is None  # the path under test
+    assert t.core_size == pld_spectral._CORE_CELLS and 0 in t.spikes and t.rest_hat is None  # the path under test
     assert candidates.size < n // 1000  # few: no transform of the window's length is needed
     j = np.arange(n // 2 + 1)
-    rest_exact = np.abs(np.fft.rfft(pld._rest(t), n))
+    rest_exact = np.abs(np.fft.rfft(pld_spectral._rest(t), n))
     assert np.all(t.rest_bound(n, j) >= rest_exact - 1e-15)  # the FFT's own rounding
     assert np.any(dataclasses.replace(t, spike_mass=0.0).bound(n, j) < exact - 1e-3)
     small_angle = t.variation / (2.0 * math.pi * j[1:] / n)
@@ -127,15 +127,15 @@ def test_log_spectrum_is_accurate_to_far_below_the_fft():
     """log z_j to about 1e-17 (the rotation by the centre carried exactly), where the FFT's is 1e-16 or more."""
     n, count = 20000, 10**5
     p = _pmf(np.random.default_rng(7), 2000, 1500, 25.0, 1e-4)
-    t = pld._part_transform(p, n, count)
+    t = pld_spectral._part_transform(p, n, count)
     j = np.arange(0, 24)
-    ours = pld._part_log_spectrum(t, n, j, pld._rest_transform(t, n, j))
+    ours = pld_spectral._part_log_spectrum(t, n, j, pld_spectral._rest_transform(t, n, j))
     fft_log = np.log(np.fft.rfft(p, n)[j])
     worst_ours = worst_fft = 0.0
     for jj, mine, naive in zip(j, ours, fft_log, strict=True):
         log_mod, arg = _mp_log_transform(p, n, int(jj))
         with mp.workdps(40):
-            period = pld._DIVISIONS * n  # z = y e^{-i turn}, the centre in 1/_DIVISIONS of a cell
+            period = pld_spectral._DIVISIONS * n  # z = y e^{-i turn}, the centre in 1/_DIVISIONS of a cell
             turn = 2 * mp.pi * ((int(jj) * t.centre) % period) / period
             want_arg = float(mp.fmod(arg + turn + 3 * mp.pi, 2 * mp.pi) - mp.pi)
             worst_ours = max(worst_ours, abs(float(mine.real - log_mod)), abs(mine.imag - want_arg))
@@ -152,16 +152,16 @@ def test_log_spectrum_with_a_spike_and_a_heavy_rest_is_accurate():
     """
     n, count = 1 << 21, 1000
     p = _laplace_like(6000)
-    t = pld._part_transform(p, n, count)
-    assert t.spikes.size and t.rest_mass > pld._REST_BOUND and t.rest_hat is None  # the path under test
+    t = pld_spectral._part_transform(p, n, count)
+    assert t.spikes.size and t.rest_mass > pld_spectral._REST_BOUND and t.rest_hat is None  # the path under test
     j = np.arange(0, 40, 3)
-    whole = pld._part_log_spectrum(t, n, j, None)
-    zoom = pld._part_log_spectrum(t, n, j, pld._rest_transform(t, n, j))
+    whole = pld_spectral._part_log_spectrum(t, n, j, None)
+    zoom = pld_spectral._part_log_spectrum(t, n, j, pld_spectral._rest_transform(t, n, j))
     worst = worst_zoom = 0.0
     for jj, mine, other in zip(j, whole, zoom, strict=True):
         log_mod, arg = _mp_log_transform(p, n, int(jj))
         with mp.workdps(40):
-            period = pld._DIVISIONS * n
+            period = pld_spectral._DIVISIONS * n
             turn = 2 * mp.pi * ((int(jj) * t.centre) % period) / period
             want_arg = float(mp.fmod(arg + turn + 3 * mp.pi, 2 * mp.pi) - mp.pi)
             worst = max(worst, abs(float(mine.real - log_mod)), abs(mine.imag - want_arg))
@@ -185,9 +185,9 @@ def test_laplace_compositions_against_a_long_double_spectrum(steps, monkeypatch)
     def error(**settings: float) -> float:
         with monkeypatch.context() as m:
             for name, value in settings.items():
-                m.setattr(pld, name, value)
+                m.setattr(pld_spectral, name, value)
             r = cx.spectral_precision(dpcore.LaplaceMechanism(1.0), steps, 2e-4, 1e-5)
-        assert pld._SPECTRAL_RATIO * r.kept <= r.n  # the spectral path
+        assert pld_spectral._SPECTRAL_RATIO * r.kept <= r.n  # the spectral path
         return r.error
 
     assert error() <= 1e-14
@@ -205,17 +205,17 @@ def test_laplace_grid_brackets_the_exact_composition():
     assert lower <= lo and hi <= upper2
 
 
-def _composed(p: np.ndarray, count: int, h: float) -> pld._Composed:
-    return pld._compose([(pld._Discrete(p, -p.size // 3, 0.0, 0.0), count)], 1e-20, h)
+def _composed(p: np.ndarray, count: int, h: float) -> pld_spectral._Composed:
+    return pld_spectral._compose([(pld_spectral._Discrete(p, -p.size // 3, 0.0, 0.0), count)], 1e-20, h)
 
 
 def test_spectral_profile_is_the_inverse_fft_profile():
     p = _pmf(np.random.default_rng(3), 60, 20, 3.0, 1e-3)
     c = _composed(p, 4000, 0.01)
-    assert pld._SPECTRAL_RATIO * c.kept.size <= c.n  # the spectral path is the one under test
-    spectral = pld._spectral_profile(c, 0.01)
+    assert pld_spectral._SPECTRAL_RATIO * c.kept.size <= c.n  # the spectral path is the one under test
+    spectral = pld_spectral._spectral_profile(c, 0.01)
     spectrum = np.zeros(c.n // 2 + 1, dtype=complex)
-    spectrum[c.kept] = c.values * np.exp(-2j * math.pi * c.turns / (pld._DIVISIONS * c.n))
+    spectrum[c.kept] = c.values * np.exp(-2j * math.pi * c.turns / (pld_spectral._DIVISIONS * c.n))
     circ = np.fft.irfft(spectrum, c.n)
     pmf = np.roll(circ, -(c.a % c.n))[: c.size]
     values = 0.01 * (c.first + np.arange(c.size)) + c.shift
@@ -236,9 +236,9 @@ def test_spectral_profile_matches_an_exact_binomial_mixture():
     r, a, far, k, h = 0.25, 2.0**-20, 200, 200_000, 0.01  # masses exact in binary, summing to exactly 1
     p = np.zeros(far + 1)
     p[0], p[1], p[far] = (1 - a) * (1 - r), (1 - a) * r, a
-    c = pld._compose([(pld._Discrete(p, 0, 0.0, 0.0), k)], 1e-20, h)
-    assert pld._SPECTRAL_RATIO * c.kept.size <= c.n  # the spectral path is the one under test
-    spectral = pld._spectral_profile(c, h)
+    c = pld_spectral._compose([(pld_spectral._Discrete(p, 0, 0.0, 0.0), k)], 1e-20, h)
+    assert pld_spectral._SPECTRAL_RATIO * c.kept.size <= c.n  # the spectral path is the one under test
+    spectral = pld_spectral._spectral_profile(c, h)
     lo, hi = int(k * r - 4000), int(k * r + 4000)
     epsilons = (496.0, 502.0, 506.0, 525.0)
     with mp.workdps(30):
@@ -258,7 +258,7 @@ def test_spectral_profile_matches_an_exact_binomial_mixture():
 
 def test_spectral_inverse_is_the_bisection_root():
     p = _pmf(np.random.default_rng(11), 200, 60, 8.0, 1e-3)
-    profile = pld._spectral_profile(_composed(p, 20000, 2e-3), 2e-3)
+    profile = pld_spectral._spectral_profile(_composed(p, 20000, 2e-3), 2e-3)
     for target in (1e-2, 1e-5, 1e-9):
         root = profile.inverse(target, -1e4, 1e4)
         assert profile(root) <= target < profile(root - 1e-9 * max(1.0, abs(root)))
@@ -281,7 +281,7 @@ def test_dpsgd_at_1e5_steps_against_a_long_double_spectrum():
     r = cx.spectral_precision(sgd, 100_000, 1.24e-4, 1e-5)
     assert r.error <= 1e-14
     assert r.naive_error > 1e-13
-    assert r.kept * pld._SPECTRAL_RATIO <= r.n  # the spectral path is the one under test
+    assert r.kept * pld_spectral._SPECTRAL_RATIO <= r.n  # the spectral path is the one under test
 
 
 @pytest.mark.parametrize("s, q", [(1.1, 256 / 60000), (0.6, 0.05), (2.0, 1.0), (0.01, 0.5)])
@@ -301,7 +301,7 @@ def test_mulmod_is_exact():
     m = (1 << 34) + 12345
     x = rng.integers(0, m, size=1000)
     for k in (0, 1, 3, 10**5, 2**40 + 7, 10**18):
-        assert pld._mulmod(k, x, m).tolist() == [(k * int(v)) % m for v in x]
+        assert pld_spectral._mulmod(k, x, m).tolist() == [(k * int(v)) % m for v in x]
 
 
 @settings(max_examples=40, deadline=None)

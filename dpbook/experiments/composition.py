@@ -935,20 +935,20 @@ def spectral_precision(mechanism: dpcore.pld.HasPrivacyLoss, steps: int, h: floa
     to the ``steps``-th power (what dpcore computed before), against the
     same bound.
     """
-    from dpcore import pld
+    from dpcore import pld, pld_spectral
 
     loss = mechanism.privacy_losses()[0]
     eta = 1e-14
     dots, _ = pld._connect_dots(loss, h, eta / (4 * steps))
-    composed = pld._compose([(dots, steps)], eta / 8, h)
-    ours = pld._spectral_profile(composed, h)
+    composed = pld_spectral._compose([(dots, steps)], eta / 8, h)
+    ours = pld_spectral._spectral_profile(composed, h)
     epsilon = pld._inverse(ours, delta, -1e4, 1e4)
     reference = _long_double_spectrum(dots.pmf, composed.n, composed.kept, steps)
-    exact = pld._spectral_profile(dataclasses.replace(composed, values=reference, turns=0 * composed.turns), h)
+    exact = pld_spectral._spectral_profile(dataclasses.replace(composed, values=reference, turns=0 * composed.turns), h)
     folded = np.zeros(composed.n)
     folded[: dots.pmf.size] = dots.pmf
-    powered = pld._power(np.fft.rfft(folded), steps)[composed.kept]
-    naive = pld._spectral_profile(dataclasses.replace(composed, values=powered, turns=0 * composed.turns), h)
+    powered = pld_spectral._power(np.fft.rfft(folded), steps)[composed.kept]
+    naive = pld_spectral._spectral_profile(dataclasses.replace(composed, values=powered, turns=0 * composed.turns), h)
     error, naive_error = abs(ours(epsilon) - exact(epsilon)), abs(naive(epsilon) - exact(epsilon))
     return SpectralPrecision(
         evidence=(Compare("|delta(dpcore spectrum) - delta(80-bit spectrum)|", error, "<=", 1e-14),),
