@@ -211,3 +211,31 @@ def test_discrete_gaussian_sampling_and_bad_input():
         DiscreteGaussianMechanism(0)
     with pytest.raises(ValueError, match="sensitivity"):
         DiscreteGaussianMechanism(4, 10**7)
+
+
+def test_discrete_laplace_loss_leaves_out_only_atoms_of_no_mass() -> None:
+    """Issue 28: the 10**7-atom loss (2.6 GiB in the accountant) keeps the atoms of P-mass above e^-800 only.
+
+    Reference: the full law written out here from the definition, L = (|K - D| - |K|)/t with K discrete
+    Laplace, in 50-digit mpmath; the kept atoms agree, and every atom the law does not show has P-mass below
+    1e-320 (0 in doubles, where the old law's exp(log-mass) also put it).
+    """
+    import mpmath as mp
+
+    t, d = Fraction(1, 2), 2000
+    loss = dpcore.DiscreteLaplaceMechanism(t, d).privacy_losses()[0]
+    with mp.workdps(50):
+        tm = mp.mpf(t.numerator) / t.denominator
+        c = (1 - mp.e ** (-1 / tm)) / (1 + mp.e ** (-1 / tm))
+        full = {float((d - 2 * k) / tm): c * mp.e ** (-k / tm) for k in range(1, d)}
+        full[float(d / tm)] = 1 / (1 + mp.e ** (-1 / tm))
+        full[float(-d / tm)] = mp.e ** (-d / tm) / (1 + mp.e ** (-1 / tm))
+    kept = np.unique(np.concatenate([[loss.lower, loss.upper], np.linspace(loss.lower, loss.upper, 20001)]))
+    cdf = loss.cdf(kept)
+    for v in (d / float(t), (d - 2) / float(t), (d - 800) / float(t)):
+        mass = float(loss.cdf(np.array([v]))[0] - loss.cdf(np.array([v - 1e-9]))[0])
+        assert mass == pytest.approx(float(full[v]), rel=1e-12, abs=1e-300)
+    shown = {v: float(loss.cdf(np.array([v]))[0] - loss.cdf(np.array([v - 1e-9]))[0]) for v in full}
+    dropped = [m for v, m in full.items() if shown[v] == 0.0]
+    assert dropped and max(dropped) < 1e-320  # an atom the law does not show has no mass in doubles
+    assert np.all(np.diff(cdf) >= 0)
