@@ -212,6 +212,15 @@ class LaplaceMechanism(RealNoiseMechanism):
     and 0 beyond, so :math:`\varepsilon(\delta) = \max(0, \Delta/b + 2\ln(1-\delta))`
     and the pure epsilon is :math:`\Delta/b`. RDP: :func:`dpcore.laplace_rdp`.
 
+    Parameters
+    ----------
+    scale : float
+        The noise scale :math:`b`, finite and > 0 (drawing noise needs
+        :math:`b \in [2.2\cdot10^{-308}, 10^{304}]`, :func:`dpcore.laplace_noise`).
+    sensitivity : float
+        L1 sensitivity :math:`\Delta`, finite and > 0 (default 1), with
+        :math:`\Delta/b` finite (a ratio that underflows is rounded up to 5e-324).
+
     Raises
     ------
     ValueError
@@ -235,7 +244,21 @@ class LaplaceMechanism(RealNoiseMechanism):
 
     @classmethod
     def calibrate(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
-        """The epsilon-DP Laplace mechanism, :math:`b = \\Delta/\\varepsilon` (:func:`dpcore.laplace_scale`)."""
+        r"""The epsilon-DP Laplace mechanism, :math:`b = \Delta/\varepsilon` (:func:`dpcore.laplace_scale`).
+
+        Parameters
+        ----------
+        epsilon : float
+            The pure epsilon to meet, finite and > 0.
+        sensitivity : float
+            L1 sensitivity, finite and > 0 (default 1).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` or ``sensitivity`` is not finite and > 0, or
+            :math:`\Delta/\varepsilon` is not a normal double (outside [2.2e-308, 1.8e308]).
+        """
         return cls(laplace_scale(sensitivity, epsilon), sensitivity)
 
     @property
@@ -248,19 +271,52 @@ class LaplaceMechanism(RealNoiseMechanism):
         return laplace_noise(gen, shape, self.scale)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile at each ``epsilon`` >= 0."""
+        """The exact privacy profile at each ``epsilon`` >= 0.
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            Non-empty, every element finite and >= 0 (vectorised; the result has its shape).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is empty or has a negative, NaN or infinite element.
+        """
         e = check_nonnegative_finite_array("epsilon", epsilon)
         d = -np.expm1(np.minimum(e - self.pure_epsilon, 0.0) / 2)
         return _out(d, epsilon)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta``, ``delta`` in (0, 1)."""
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (rounded up to the safe side).
+
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not a real number in (0, 1).
+        """
         d = check_probability_open("delta", delta)
         e = max(0.0, self.pure_epsilon + 2 * math.log1p(-d))
         return _safe_side(self.delta, e, d, self.pure_epsilon)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
-        """Rényi divergence at each order > 1 (:func:`dpcore.laplace_rdp`)."""
+        """Rényi divergence at each order > 1 (:func:`dpcore.laplace_rdp`); at most the pure epsilon.
+
+        Parameters
+        ----------
+        orders : float or array_like
+            Non-empty, every order finite and > 1 (vectorised).
+
+        Raises
+        ------
+        ValueError
+            If an order is <= 1, NaN or infinite.
+        """
         return laplace_rdp(orders, self.scale, self.sensitivity)
 
     def privacy_losses(self) -> tuple[PrivacyLoss]:
@@ -274,6 +330,15 @@ class GaussianMechanism(RealNoiseMechanism):
 
     Profile :func:`dpcore.gaussian_delta` (Balle & Wang 2018, Theorem 8), its
     inverse :func:`dpcore.gaussian_epsilon`, RDP :func:`dpcore.gaussian_rdp`.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, finite and > 0 (drawing noise needs
+        :math:`\sigma \in [2.2\cdot10^{-308}, 10^{304}]`; :meth:`epsilon` needs
+        :math:`\sigma/\Delta \gtrsim 10^{-150}`, :meth:`privacy_losses` :math:`\Delta/\sigma \le 1.4\cdot10^{150}`).
+    sensitivity : float
+        L2 sensitivity :math:`\Delta`, finite and > 0 (default 1).
 
     Raises
     ------
@@ -289,7 +354,23 @@ class GaussianMechanism(RealNoiseMechanism):
 
     @classmethod
     def calibrate(cls, epsilon: float, delta: float, sensitivity: float = 1.0) -> GaussianMechanism:
-        """The (epsilon, delta)-DP Gaussian mechanism of smallest sigma (:func:`dpcore.analytic_gaussian_sigma`)."""
+        """The (epsilon, delta)-DP Gaussian mechanism of smallest sigma (:func:`dpcore.analytic_gaussian_sigma`).
+
+        Parameters
+        ----------
+        epsilon : float
+            Finite and > 0 (any size).
+        delta : float
+            In the open interval (0, 1).
+        sensitivity : float
+            L2 sensitivity, finite and > 0 (default 1).
+
+        Raises
+        ------
+        ValueError
+            If a parameter is outside its range, or sigma is not a normal double
+            (outside [2.2e-308, 1.8e308]).
+        """
         return cls(analytic_gaussian_sigma(sensitivity, epsilon, delta), sensitivity)
 
     def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
@@ -297,15 +378,48 @@ class GaussianMechanism(RealNoiseMechanism):
         return normal_noise(gen, shape, self.sigma)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile at each ``epsilon`` >= 0."""
+        """The exact privacy profile at each ``epsilon`` >= 0 (:func:`dpcore.gaussian_delta`).
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            Non-empty, every element finite and >= 0 (vectorised; the result has its shape).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is empty or has a negative, NaN or infinite element.
+        """
         return gaussian_delta(self.sigma, self.sensitivity, epsilon)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta``."""
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (:func:`dpcore.gaussian_epsilon`).
+
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not in (0, 1), or the answer exceeds 1e300 (``sigma / sensitivity`` below about 1e-150).
+        """
         return gaussian_epsilon(self.sigma, delta, self.sensitivity)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
-        """Rényi divergence :math:`\\alpha\\Delta^2/(2\\sigma^2)` at each order."""
+        """Rényi divergence :math:`\\alpha\\Delta^2/(2\\sigma^2)` at each order.
+
+        Parameters
+        ----------
+        orders : float or array_like
+            Non-empty, every order finite and > 1 (vectorised).
+
+        Raises
+        ------
+        ValueError
+            If an order is <= 1, NaN or infinite, or the result overflows the double range.
+        """
         return gaussian_rdp(orders, self.sigma, self.sensitivity)
 
     def privacy_losses(self) -> tuple[PrivacyLoss]:
@@ -405,6 +519,14 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
     epsilons, time linear); ``epsilon`` takes under 10 s; ``privacy_losses``
     has :math:`\Delta + 1` atoms (about 1.3 GB while they are built).
 
+    Parameters
+    ----------
+    scale : float, int, str or fractions.Fraction
+        The scale :math:`b`, a positive rational read exactly (a float through its decimal
+        representation), numerator and denominator below :math:`2^{24}`.
+    sensitivity : int
+        Integer L1 sensitivity :math:`\Delta` in [1, 10**7] (default 1).
+
     Raises
     ------
     ValueError
@@ -427,7 +549,21 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
 
     @classmethod
     def calibrate(cls, epsilon: Any, sensitivity: int = 1) -> DiscreteLaplaceMechanism:
-        """The epsilon-DP discrete Laplace mechanism, :math:`b = \\Delta/\\varepsilon` (exact rational)."""
+        r"""The epsilon-DP discrete Laplace mechanism, :math:`b = \Delta/\varepsilon` (exact rational).
+
+        Parameters
+        ----------
+        epsilon : float, int, str or fractions.Fraction
+            A positive rational, numerator and denominator below :math:`2^{24}`.
+        sensitivity : int
+            Integer in [1, 10**7] (default 1).
+
+        Raises
+        ------
+        ValueError
+            If a parameter is outside its range, or :math:`b = \Delta/\varepsilon` has a numerator or
+            denominator of :math:`2^{24}` or more.
+        """
         eps = as_fraction("epsilon", epsilon)
         return cls(Fraction(check_positive_int("sensitivity", sensitivity)) / eps, sensitivity)
 
@@ -446,7 +582,18 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         return b, -1.0 / b, math.log(math.tanh(1 / (2 * b))), np.arange(1, self.sensitivity, dtype=float)
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile at each ``epsilon`` >= 0."""
+        """The exact privacy profile at each ``epsilon`` >= 0 (the sums above, exact up to rounding).
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            Non-empty, every element finite and >= 0 (vectorised; the result has its shape).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is empty or has a negative, NaN or infinite element.
+        """
         e = check_nonnegative_finite_array("epsilon", epsilon)
         b, log_r, log_t, z = self._pieces()
         d = self.sensitivity
@@ -464,7 +611,18 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         return _out(np.minimum(outer + middle, 1.0), epsilon)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (the profile is continuous, decreasing)."""
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (the profile is continuous, decreasing).
+
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not a real number in (0, 1).
+        """
         target = check_probability_open("delta", delta)
         if float(self.delta(0.0)) <= target:
             return 0.0
@@ -477,6 +635,16 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         The middle sum is geometric in :math:`z` (ratio :math:`x = e^{(1-2\alpha)/b}`), so it is taken in
         closed form, :math:`\sum_{z=1}^{\Delta-1} x^z = x\,(1 - x^{\Delta-1})/(1 - x)` (with ``expm1``):
         time and memory are a few arrays the size of ``orders`` at any sensitivity (up to 10**7).
+
+        Parameters
+        ----------
+        orders : float or array_like
+            Non-empty, every order finite and > 1 (vectorised).
+
+        Raises
+        ------
+        ValueError
+            If an order is <= 1, NaN or infinite, or the sum overflows.
         """
         a = _check_orders("orders", orders)
         b = float(self.scale)
@@ -571,6 +739,14 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
     ``rdp`` sums :math:`2k + 2 \le 3.3 \cdot 10^5` terms per order in blocks
     (under 0.3 GB, about 1.5 s for the 256 default orders).
 
+    Parameters
+    ----------
+    sigma2 : float, int, str or fractions.Fraction
+        The variance parameter :math:`\sigma^2`, a positive rational read exactly, numerator
+        and denominator below :math:`2^{24}`.
+    sensitivity : int
+        Integer L2 sensitivity :math:`\Delta` in [1, 10**6] (default 1).
+
     Raises
     ------
     ValueError
@@ -618,7 +794,18 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         return log_sums
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile at each ``epsilon`` >= 0."""
+        """The exact privacy profile at each ``epsilon`` >= 0 (the window's omitted mass is below :math:`e^{-800}`).
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            Non-empty, every element finite and >= 0 (vectorised; the result has its shape).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is empty or has a negative, NaN or infinite element.
+        """
         e = check_nonnegative_finite_array("epsilon", epsilon)
         out = np.exp(self._log_delta(e)).reshape(e.shape)
         return _out(np.minimum(out, 1.0), epsilon)
@@ -629,10 +816,15 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         Every ``delta`` in (0, 1) is supported, subnormal ones too: below 1e-300 the root is found on
         ``log delta`` (the profile itself would underflow to 0 before it reaches so small a ``delta``).
 
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
+
         Raises
         ------
         ValueError
-            If ``delta`` is not a real number in the open interval (0, 1).
+            If ``delta`` is not a real number in (0, 1).
         """
         target = check_probability_open("delta", delta)
         if float(self.delta(0.0)) <= target:
@@ -654,6 +846,16 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         :math:`f = s - \lfloor s \rfloor` (:math:`k = \lfloor 40\sigma \rfloor + 10`, as the normaliser;
         :math:`w - f` is the same double as :math:`z - s`), in blocks of orders: memory stays flat at any
         sensitivity, time about 6 ms an order at the largest ``sigma2`` (2**24 - 1; 1.5 s for the 256 default orders).
+
+        Parameters
+        ----------
+        orders : float or array_like
+            Non-empty, every order finite and > 1 (vectorised).
+
+        Raises
+        ------
+        ValueError
+            If an order is <= 1, NaN or infinite, or the result overflows (orders near 1e308).
         """
         a = _check_orders("orders", orders)
         s2, _, log_c = self._window()
@@ -681,10 +883,15 @@ class RandomizedResponse(Mechanism):
     :math:`\varepsilon(\delta) = \max(0, \ln((p-\delta)/(1-p)))`, and
     :math:`D_\alpha = \ln\big(p^\alpha(1-p)^{1-\alpha} + (1-p)^\alpha p^{1-\alpha}\big)/(\alpha-1)`.
 
+    Parameters
+    ----------
+    epsilon0 : float
+        The pure epsilon :math:`\varepsilon_0`, finite and > 0 (any size: :math:`p` is formed in log space).
+
     Raises
     ------
     ValueError
-        If ``epsilon`` is not finite and > 0.
+        If ``epsilon0`` is not finite and > 0.
     """
 
     name: ClassVar[str] = "randomized-response"
@@ -697,7 +904,18 @@ class RandomizedResponse(Mechanism):
 
     @classmethod
     def calibrate(cls, epsilon: float) -> RandomizedResponse:
-        """Randomized response that is exactly epsilon-DP."""
+        """Randomized response that is exactly epsilon-DP.
+
+        Parameters
+        ----------
+        epsilon : float
+            Finite and > 0.
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is not finite and > 0.
+        """
         return cls(epsilon)
 
     @property
@@ -727,14 +945,36 @@ class RandomizedResponse(Mechanism):
         return int(out) if out.ndim == 0 else out
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile at each ``epsilon`` >= 0."""
+        """The exact privacy profile at each ``epsilon`` >= 0.
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            Non-empty, every element finite and >= 0 (vectorised; the result has its shape).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is empty or has a negative, NaN or infinite element.
+        """
         e = check_nonnegative_finite_array("epsilon", epsilon)
         lp, lq = self._log_p
         with np.errstate(over="ignore"):  # e^{eps} (1 - p) = inf: delta is 0
             return _out(np.maximum(np.exp(lp) - np.exp(e + lq), 0.0), epsilon)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta``."""
+        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (rounded up to the safe side).
+
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not a real number in (0, 1).
+        """
         d = check_probability_open("delta", delta)
         lp, lq = self._log_p
         p = math.exp(lp)
@@ -743,7 +983,18 @@ class RandomizedResponse(Mechanism):
         return _safe_side(self.delta, max(0.0, math.log(p - d) - lq), d, self.epsilon0)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
-        """Rényi divergence at each order > 1 (log space)."""
+        """Rényi divergence at each order > 1 (log space), clipped to [0, ``epsilon0``] (rounding only).
+
+        Parameters
+        ----------
+        orders : float or array_like
+            Non-empty, every order finite and > 1 (vectorised).
+
+        Raises
+        ------
+        ValueError
+            If an order is <= 1, NaN or infinite.
+        """
         a = _check_orders("orders", orders)
         lp, lq = self._log_p
         with np.errstate(over="ignore", invalid="ignore"):
@@ -771,6 +1022,17 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
     (:mod:`dpcore.subsampled_gaussian`). RDP: :func:`dpcore.subsampled_gaussian_rdp`. No
     closed form composes it: use :class:`dpcore.PldAccountant` (tight) or
     :class:`dpcore.RdpAccountant`.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, finite and > 0. The profile, its inverse, the RDP and the privacy
+        losses need :math:`\sigma/\Delta \in [10^{-100}, 10^{100}]` and refuse it outside (the constructor
+        does not).
+    sampling_rate : float
+        The Poisson sampling rate :math:`q`, in (0, 1].
+    sensitivity : float
+        L2 sensitivity :math:`\Delta` (the clipping norm), finite and > 0 (default 1).
 
     Raises
     ------
@@ -812,18 +1074,50 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
         """The exact privacy profile of one step (the larger direction), at each ``epsilon`` >= 0.
 
         In closed form (:func:`dpcore.subsampled_gaussian_delta`), relative error at most 1e-11.
+
+        Parameters
+        ----------
+        epsilon : float or array_like
+            Non-empty, every element finite and >= 0 (vectorised).
+
+        Raises
+        ------
+        ValueError
+            If ``epsilon`` is empty or has a negative, NaN or infinite element, or
+            ``sigma / sensitivity`` is outside [1e-100, 1e100].
         """
         return subsampled_gaussian_delta(epsilon, self.sigma, self.sampling_rate, self.sensitivity)
 
     def epsilon(self, delta: float) -> float:
         """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (:func:`dpcore.subsampled_gaussian_epsilon`).
 
-        Any ``delta`` in (0, 1); the answer is rounded up so that the computed profile there is at most ``delta``.
+        The answer is rounded up so that the computed profile there is at most ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is not in (0, 1), or ``sigma / sensitivity`` is outside [1e-100, 1e100].
         """
         return subsampled_gaussian_epsilon(delta, self.sigma, self.sampling_rate, self.sensitivity)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
-        """Rényi divergence at each order (:func:`dpcore.subsampled_gaussian_rdp`)."""
+        """Rényi divergence at each order (:func:`dpcore.subsampled_gaussian_rdp`).
+
+        Parameters
+        ----------
+        orders : float or array_like
+            Non-empty, every order finite, > 1 and at most :data:`dpcore.rdp.MAX_SUBSAMPLED_ORDER` (1e6).
+
+        Raises
+        ------
+        ValueError
+            If an order is outside (1, 1e6], or ``sigma / sensitivity`` is outside [1e-100, 1e100].
+        """
         return subsampled_gaussian_rdp(orders, self.sigma, self.sampling_rate, self.sensitivity)
 
 
