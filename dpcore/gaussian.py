@@ -432,6 +432,16 @@ def gaussian_log_delta(sigma: float, sensitivity: float, epsilon: ArrayLike) -> 
     Useful where :math:`\delta` underflows a double (below ~1e-308): the log
     stays accurate for every finite input.
 
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, finite and > 0.
+    sensitivity : float
+        L2 sensitivity :math:`\Delta`, finite and > 0.
+    epsilon : float or array_like
+        Non-empty, every element finite and >= 0 (vectorised); ``-inf`` is returned where
+        :math:`\log\delta` is below the doubles (about :math:`-1.8\cdot10^{308}`).
+
     Raises
     ------
     ValueError
@@ -498,6 +508,15 @@ def classic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> 
     Dwork & Roth (2014, Theorem A.1) prove it gives :math:`(\varepsilon,\delta)`-DP
     **only for** :math:`\varepsilon < 1`; for larger epsilon it can violate delta
     (the chapter shows an instance), so it is refused rather than returned.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity, finite and > 0 (subnormal included).
+    epsilon : float
+        In the open interval (0, 1): the theorem's range.
+    delta : float
+        In the open interval (0, 1), subnormal values included.
 
     Raises
     ------
@@ -629,8 +648,8 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
     Raises
     ------
     ValueError
-        If ``sensitivity`` or ``epsilon`` is not finite and > 0, or ``delta``
-        is not in (0, 1).
+        If ``sensitivity`` or ``epsilon`` is not finite and > 0, ``delta``
+        is not in (0, 1), or sigma is not a normal double (outside [2.2e-308, 1.8e308]).
     """
     sensitivity = _positive("sensitivity", sensitivity)
     epsilon = _positive("epsilon", epsilon)
@@ -648,6 +667,15 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     guarantees as the scalar function, solved for all entries at once by a
     vectorised safeguarded Newton iteration on the proven bracket.
 
+    Parameters
+    ----------
+    sensitivity : float or array_like
+        Non-empty, every element finite and > 0.
+    epsilon : float or array_like
+        Non-empty, every element finite and > 0.
+    delta : float or array_like
+        Non-empty, every element in the open interval (0, 1).
+
     Returns
     -------
     numpy.ndarray
@@ -656,8 +684,10 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
     Raises
     ------
     ValueError
-        If any ``sensitivity`` or ``epsilon`` is not finite and > 0, or any
-        ``delta`` is not in (0, 1).
+        If any ``sensitivity`` or ``epsilon`` is not finite and > 0, any
+        ``delta`` is not in (0, 1), the arrays do not broadcast, or some sigma
+        lies outside [2.2e-308, 1e300] (the scalar function's upper limit is the
+        largest double instead).
     """
     sens = check_positive_finite_array("sensitivity", sensitivity)
     eps = check_positive_finite_array("epsilon", epsilon)
@@ -791,6 +821,16 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     :math:`\chi` is then formed exactly from the three doubles (rationals), and
     the root is sought in :math:`\chi` rather than in epsilon.
 
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, finite and > 0, with ``sigma / sensitivity``
+        above about 1e-150 (the answer, about :math:`\Delta^2/(2\sigma^2)`, at most 1e300).
+    delta : float
+        In the open interval (0, 1), subnormal values included.
+    sensitivity : float
+        L2 sensitivity :math:`\Delta`, finite and > 0 (default 1).
+
     Raises
     ------
     ValueError
@@ -919,11 +959,23 @@ def exact_gaussian_composition_epsilon(sigma: float, count: int, delta: float, s
     (2018), :math:`\delta(\varepsilon) = \Phi(\mu/2 - \varepsilon/\mu) - e^\varepsilon\Phi(-\mu/2-\varepsilon/\mu)`,
     :math:`\mu = \sqrt{k}\Delta/\sigma`.
 
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, finite and > 0; :math:`\sigma/(\sqrt{k}\Delta)` above about 1e-150.
+    count : int
+        The number of compositions :math:`k`, an integer in [1, 2**63 - 1].
+    delta : float
+        In the open interval (0, 1), subnormal values included.
+    sensitivity : float
+        L2 sensitivity :math:`\Delta`, finite and > 0 (default 1).
+
     Raises
     ------
     ValueError
-        If ``sigma`` or ``sensitivity`` is <= 0, ``count`` < 1, or ``delta``
-        outside (0, 1).
+        If ``sigma`` or ``sensitivity`` is not finite and > 0, ``count`` is not an
+        integer in [1, 2**63 - 1], ``delta`` is outside (0, 1), or the answer
+        exceeds 1e300 (as :func:`gaussian_epsilon`).
     """
     sigma = check_positive_finite("sigma", sigma)
     count = check_positive_int("count", count)

@@ -213,20 +213,20 @@ def renyi_divergence(
     logp, logq : callable
         Vectorised log-densities of :math:`P` and :math:`Q` (``-inf`` off the support).
     alpha : float
-        The order, > 1.
+        The order, finite, > 1 and at most ``max_order``.
     lower, upper : float
-        The integration range (default the real line).
+        The integration range (default the real line), ``lower < upper``, infinite ends allowed.
     points : array_like
         Break points: kinks and discontinuities of the densities.
     scale : float
         A typical width of the integrand (places extra break points); > 0.
     epsrel : float
-        Relative tolerance requested from the quadrature.
+        Relative tolerance requested from the quadrature, in [1e-15, 1).
     check_normalised : bool
         A ``bool`` or ``numpy.bool_``. If true (default), also integrate :math:`p` and :math:`q` and refuse
         densities whose mass differs from 1 by more than ``1e-8``.
     max_order : float
-        Refuse orders above this (default ``1e4``): the integrand sharpens as
+        Finite and > 0; refuse orders above this (default ``1e4``): the integrand sharpens as
         the order grows and the quadrature's work with it (measured on a
         loaded 2-core machine: ~2 s at 1e4 for two unit Gaussians, ~6 s at
         sigma 0.01, 41 s at 1e5). Raise it explicitly to go further.
@@ -571,6 +571,17 @@ def subsampled_gaussian_rdp(
     between the neighbouring integers (a bound). Stable for large orders and tiny ``q``; ``q = 1`` is the
     Gaussian mechanism.
 
+    Parameters
+    ----------
+    alpha : float or array_like
+        Order(s), each finite, > 1 and at most :data:`MAX_SUBSAMPLED_ORDER` (1e6) (vectorised).
+    sigma : float
+        Noise standard deviation, finite and > 0, with ``sigma / sensitivity`` in [1e-100, 1e100].
+    sampling_rate : float
+        The Poisson sampling rate :math:`q`, in (0, 1].
+    sensitivity : float
+        L2 sensitivity :math:`\Delta`, finite and > 0 (default 1).
+
     Raises
     ------
     ValueError
@@ -641,6 +652,15 @@ def classical_rdp_to_dp(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tupl
 
     (Mironov 2017, Proposition 3.) Returned for comparison; :func:`rdp_to_dp`
     is never looser.
+
+    Parameters
+    ----------
+    orders : array_like
+        One-dimensional, non-empty, each order finite and > 1.
+    rdp : array_like
+        RDP values at those orders (same length), each >= 0 (``inf`` allowed: no bound at that order).
+    delta : float
+        In the open interval (0, 1).
 
     Returns
     -------
@@ -787,13 +807,14 @@ class RdpAccountant:
     Parameters
     ----------
     orders : array_like, optional
-        Grid of orders, each > 1; default :data:`DEFAULT_RDP_ORDERS`
-        (256 orders from 1.01 to 10^4 + 1, geometric in :math:`\alpha - 1`).
+        One-dimensional grid of orders, each finite and > 1; default :data:`DEFAULT_RDP_ORDERS`
+        (256 orders from 1.01 to 10^4 + 1, geometric in :math:`\alpha - 1`). The refinement searches
+        up to :data:`MAX_REFINED_ORDER` (1e6) beyond the largest order.
 
     Raises
     ------
     ValueError
-        If an order is <= 1 or not finite, or the grid is empty.
+        If an order is <= 1 or not finite, or the grid is empty or not one-dimensional.
 
     Examples
     --------
@@ -859,10 +880,20 @@ class RdpAccountant:
         ``sensitivity`` and ``count`` may be arrays (broadcast together): each
         entry is one kind of mechanism.
 
+        Parameters
+        ----------
+        sigma : float or array_like
+            Noise standard deviation(s), each finite and > 0.
+        sensitivity : float or array_like
+            L2 sensitivity (or sensitivities), each finite and > 0 (default 1); broadcast with ``sigma``.
+        count : int or array_like of int
+            Integer(s) in [0, 2**63 - 1], a scalar or one per parameter value (0 adds nothing).
+
         Raises
         ------
         ValueError
-            If a ``sigma`` or ``sensitivity`` is <= 0 or not finite, or a count is negative.
+            If a ``sigma`` or ``sensitivity`` is <= 0 or not finite, a count is not an integer >= 0, the
+            shapes do not broadcast, or the composed curve overflows the doubles at the largest order.
         """
         s = np.atleast_1d(check_positive_finite_array("sigma", sigma))
         d = np.atleast_1d(check_positive_finite_array("sensitivity", sensitivity))
@@ -884,10 +915,20 @@ class RdpAccountant:
         Adds ``count`` times the curve of :func:`laplace_rdp`. Arrays broadcast
         as in :meth:`compose_gaussian`.
 
+        Parameters
+        ----------
+        b : float or array_like
+            Laplace scale(s), each finite and > 0.
+        sensitivity : float or array_like
+            L1 sensitivity (or sensitivities), each finite and > 0 (default 1); broadcast with ``b``.
+        count : int or array_like of int
+            Integer(s) in [0, 2**63 - 1], a scalar or one per parameter value (0 adds nothing).
+
         Raises
         ------
         ValueError
-            If a ``b`` or ``sensitivity`` is <= 0 or not finite, or a count is negative.
+            If a ``b`` or ``sensitivity`` is <= 0 or not finite, a count is not an integer >= 0, the
+            shapes do not broadcast, or ``count * sensitivity / b`` overflows the doubles.
         """
         bb = np.atleast_1d(check_positive_finite_array("b", b))
         d = np.atleast_1d(check_positive_finite_array("sensitivity", sensitivity))
@@ -904,10 +945,17 @@ class RdpAccountant:
     def compose_rdp(self, rdp: ArrayLike, count: int = 1) -> None:
         """Compose ``count`` copies of an arbitrary mechanism given by its RDP curve on :attr:`orders`.
 
+        Parameters
+        ----------
+        rdp : array_like
+            One value per order of :attr:`orders`, each >= 0 (``inf`` allowed).
+        count : int
+            An integer in [0, 2**63 - 1] (default 1).
+
         Raises
         ------
         ValueError
-            If ``rdp`` does not match the grid, is negative or NaN, or ``count`` is negative.
+            If ``rdp`` does not match the grid, is negative or NaN, or ``count`` is not an integer >= 0.
         """
         _, r = _check_curve(self._orders, rdp)
         k = self._broadcast_counts(count, 1)[0]
@@ -920,10 +968,18 @@ class RdpAccountant:
         Returns the accountant itself, so that calls chain:
         ``RdpAccountant().compose(m1, 10).compose(m2).epsilon(1e-5)``.
 
+        Parameters
+        ----------
+        mechanism : object
+            Anything with ``rdp(orders)`` (:class:`HasRdp`); its own limits apply (the subsampled
+            Gaussian's orders at most 1e6, so a grid beyond 1e6 is refused there).
+        count : int
+            An integer in [0, 2**63 - 1] (default 1).
+
         Raises
         ------
         ValueError
-            As :meth:`compose_rdp`, or if ``mechanism`` has no ``rdp`` method.
+            As :meth:`compose_rdp`, if ``mechanism`` has no ``rdp`` method, or as its ``rdp``.
         """
         if not callable(getattr(mechanism, "rdp", None)):
             raise ValueError(f"mechanism must have an rdp(orders) method; got {type(mechanism).__name__}")
@@ -936,6 +992,11 @@ class RdpAccountant:
 
     def epsilon_and_order(self, delta: float) -> tuple[float, float]:
         """The epsilon at ``delta`` (see :func:`rdp_to_dp`) and the order attaining it.
+
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
 
         Raises
         ------
@@ -987,5 +1048,16 @@ class RdpAccountant:
         return best, order
 
     def epsilon(self, delta: float) -> float:
-        """The epsilon at ``delta``: :meth:`epsilon_and_order` without the order."""
+        """The epsilon at ``delta``: :meth:`epsilon_and_order` without the order.
+
+        Parameters
+        ----------
+        delta : float
+            In the open interval (0, 1), subnormal values included.
+
+        Raises
+        ------
+        ValueError
+            If ``delta`` is outside (0, 1).
+        """
         return self.epsilon_and_order(delta)[0]
