@@ -11,7 +11,8 @@
 * :mod:`dpbook.experiments` -- the chapters' experiments, one function each, returning evidence for the ledger;
 * :mod:`dpbook.figures` -- the book's figures, one function each (the chapters' cells that call them are hidden);
 * :mod:`dpbook.display` -- benchmark tables (``benchmarks/results``) rendered as HTML in the book;
-* :mod:`dpbook.reference` -- mpmath reference values, independent of dpcore, for tests, benchmarks, chapters.
+* :mod:`dpbook.reference` -- mpmath reference values, independent of dpcore, for tests, benchmarks, chapters;
+* :mod:`dpbook.showwork` -- the source of the experiments each chapter cell calls, shown under the cell.
 
 It may import sympy and matplotlib; ``dpcore`` never imports it.
 """
@@ -30,6 +31,7 @@ __all__ = [
     "flawed",
     "ledger",
     "reference",
+    "showwork",
     "symbolic",
 ]
 
