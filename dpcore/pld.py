@@ -336,11 +336,18 @@ class PldAccountant:
     :meth:`delta_bracket`. The numerical work happens at the query, on a grid
     chosen for the requested accuracy.
 
+    Queries answer for :math:`\delta \in` [:data:`MIN_DELTA`, 1) (1e-10: below it the FFT's rounding,
+    about 1e-13 absolute, would matter) and, on the grid, for an epsilon up to :data:`MAX_EPSILON`
+    (1e15); the closed forms (Gaussian mechanisms only, one release) answer as far as their own functions
+    (:func:`dpcore.gaussian_epsilon`: 1e300). A :meth:`delta_bracket` is certified to an absolute
+    1e-13 (the floating-point allowance).
+
     Parameters
     ----------
     relative_width : float
-        Target width of the epsilon bracket, relative to its lower end
-        (default 1e-3); the grid is refined until it is met. Below an
+        Target width of the epsilon bracket, relative to its lower end, > 0
+        (default 1e-3); the grid is refined until it is met (a width the grid cannot reach within
+        :data:`MAX_FFT_LENGTH` cells is a ``ValueError``). Below an
         epsilon of :data:`EPSILON_FLOOR` (0.1) the width is relative to that
         floor instead (at most ``1e-4`` absolute by default), so that a query
         whose answer is near 0 does not ask for an unbounded grid. ``math.inf``
@@ -351,11 +358,11 @@ class PldAccountant:
         for ``relative_width`` is an error, not a silently wide bracket. Not
         used where a closed form answers (see ``closed_form``).
     eta_fraction : float
-        The bracket's failure mass :math:`\eta` as a fraction of the queried delta (default 1e-6: small,
-        so that its shift of the lower end stays inside the width even at a large delta; Hoeffding's t
-        grows only like :math:`\sqrt{\log(1/\eta)}`).
+        In the open interval (0, 1). The bracket's failure mass :math:`\eta` as a fraction of the
+        queried delta (default 1e-6: small, so that its shift of the lower end stays inside the width
+        even at a large delta; Hoeffding's t grows only like :math:`\sqrt{\log(1/\eta)}`).
     closed_form : bool
-        Use closed forms where they exist (default): Gaussian mechanisms are
+        A ``bool`` (or ``numpy.bool_``). Use closed forms where they exist (default): Gaussian mechanisms are
         merged into one loss before discretising, and answered exactly when
         nothing else is composed; one release of one mechanism is answered
         from its own exact profile. ``False`` discretises every loss (to check
@@ -364,7 +371,9 @@ class PldAccountant:
     Raises
     ------
     ValueError
-        If a parameter is out of range, or a query needs an FFT longer than
+        If ``relative_width`` is not > 0 (NaN included), ``value_discretization`` is outside
+        [:data:`MIN_VALUE_DISCRETIZATION`, :data:`MAX_VALUE_DISCRETIZATION`], ``eta_fraction`` is not in
+        (0, 1) or ``closed_form`` is not a bool; or a query needs an FFT longer than
         :data:`MAX_FFT_LENGTH` (a clear error instead of exhausting memory).
 
     Examples
@@ -396,10 +405,18 @@ class PldAccountant:
     def compose(self, mechanism: HasPrivacyLoss, count: int = 1) -> PldAccountant:
         """Add ``count`` runs of ``mechanism``; returns the accountant (calls chain).
 
+        Parameters
+        ----------
+        mechanism : object
+            Anything with ``privacy_losses()`` (a :mod:`dpcore.mechanisms` object); its own limits
+            apply when a query builds the losses.
+        count : int
+            An integer in [1, 2**63 - 1] (default 1).
+
         Raises
         ------
         ValueError
-            If ``count`` < 1 or the object has no ``privacy_losses``.
+            If ``count`` is not an integer in [1, 2**63 - 1] or the object has no ``privacy_losses``.
         """
         count = check_positive_int("count", count)
         if not callable(getattr(mechanism, "privacy_losses", None)):
@@ -706,6 +723,11 @@ class PldAccountant:
         and connect-the-dots' upper end (``hoeffding_t = 0``); else the
         mean-matched bracket (module docstring).
 
+        Parameters
+        ----------
+        delta : float
+            In [:data:`MIN_DELTA`, 1), i.e. [1e-10, 1).
+
         Raises
         ------
         ValueError
@@ -776,7 +798,18 @@ class PldAccountant:
         return t_target / math.sqrt(self._discretised_count() * math.log(4.0 / (self.eta_fraction * delta)) / 2.0)
 
     def epsilon_bracket(self, delta: float) -> tuple[float, float]:
-        """``(lower, upper)``: the true epsilon at ``delta`` lies in it (see the module docstring)."""
+        """``(lower, upper)``: the true epsilon at ``delta`` lies in it (see the module docstring).
+
+        Parameters
+        ----------
+        delta : float
+            In [:data:`MIN_DELTA`, 1), i.e. [1e-10, 1).
+
+        Raises
+        ------
+        ValueError
+            As :meth:`epsilon_bracket_details`.
+        """
         br = self.epsilon_bracket_details(delta)
         return br.lower, br.upper
 
@@ -789,6 +822,11 @@ class PldAccountant:
         was given, the refined connect-the-dots bound (see :meth:`_dots_epsilon`);
         else the upper end of :meth:`epsilon_bracket`. The upper end of
         :meth:`epsilon_bracket` is never larger.
+
+        Parameters
+        ----------
+        delta : float
+            In [:data:`MIN_DELTA`, 1), i.e. [1e-10, 1).
 
         Raises
         ------
@@ -810,6 +848,16 @@ class PldAccountant:
         the mean-matched one and the optimistic twin's (where it can be built); over the directions, the larger.
         Laplace releases of one pure epsilon within :data:`LAPLACE_EXACT_MAX_WORK` (``closed_form=True``): the
         exact composition's bracket (:func:`dpcore.laplace_composition_delta`), with no grid.
+
+        Parameters
+        ----------
+        epsilon : float
+            Finite and >= 0.
+        value_discretization : float
+            The grid step :math:`h`, in [:data:`MIN_VALUE_DISCRETIZATION`, :data:`MAX_VALUE_DISCRETIZATION`]
+            (2.2e-308 to 709.78) and coarse enough that every composed loss has at most
+            :data:`MAX_FFT_LENGTH` cells (default 1e-4). The bracket's ends carry an absolute allowance of
+            about 1e-13 (FFT rounding), so a delta below that is bracketed as ``(0, ~1e-13)``.
 
         Raises
         ------
