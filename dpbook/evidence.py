@@ -294,6 +294,19 @@ class Equal(Evidence):
         rel = "==" if self._holds else "is not shown equal to"
         return f"{self.lhs} {rel} {self.rhs}"
 
+    def to_json(self) -> dict[str, Any]:
+        """As :meth:`Evidence.to_json`, with ``latex``: the two sides typeset (``=``, or ``\\neq`` where not shown
+        equal), for the ledger and errata pages."""
+        import sympy as sp
+
+        out = super().to_json()
+        rel = "=" if self._holds else r"\neq"
+        try:
+            out["latex"] = f"{sp.latex(sp.sympify(self.lhs))} {rel} {sp.latex(sp.sympify(self.rhs))}"
+        except (sp.SympifyError, TypeError, ValueError):  # not a sympy expression: the text form only
+            pass
+        return out
+
 
 @dataclass(frozen=True)
 class Test(Evidence):

@@ -437,7 +437,10 @@ def _evidence_nodes(claim: Any, rec: dict[str, Any] | None) -> nodes.Node:
         if label:
             para += nodes.emphasis("", label + ": ")
         para += nodes.Text(f"{entry.get('what', '')} [{_KIND_NAMES.get(entry.get('kind', ''), '')}]: ")
-        para += nodes.inline("", entry.get("detail", ""), classes=["dpcore-evidence"])
+        if entry.get("latex"):  # sympy evidence: typeset (the text form stays in the JSON record)
+            para += nodes.math(entry["latex"], entry["latex"])
+        else:
+            para += nodes.inline("", entry.get("detail", ""), classes=["dpcore-evidence"])
         items += nodes.list_item("", para)
     box += items
     return box
