@@ -296,8 +296,16 @@ def check_probability(
         Number of samples, in [1, :data:`MAX_SAMPLES`].
     claimed : float
         The claimed probability (or bound), in [0, 1].
-    alternative, alpha, rng, chunk_size, name
-        See above; ``rng`` is ``None | int | Generator``.
+    alternative : {"two-sided", "less", "greater"}
+        Exactly one of the three (a typo is refused); see above.
+    alpha : float
+        The false-alarm probability, in (0, 1) (default 1e-6); at least 1e-323 for a two-sided test.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random stream (:func:`dpcore.as_generator`); an int seed must be >= 0.
+    chunk_size : int
+        Samples per chunk, an integer in [1, :data:`MAX_CHUNK`] (2**24).
+    name : str
+        A label for the result.
     executor : concurrent.futures.Executor, optional
         Where the chunks are drawn and counted (``None``: here); the result is
         the same. Every check takes it. A process pool needs a picklable
@@ -337,6 +345,22 @@ def probability_result(
     Useful when the samples are shared with other computations. ``hits`` out
     of ``n`` independent trials; the guarantees are those of
     :func:`check_probability`.
+
+    Parameters
+    ----------
+    hits : int
+        The count of successes, an integer in [0, n].
+    n : int
+        The number of trials, an integer in [1, :data:`MAX_COUNT`] (2**53).
+    claimed : float
+        The claimed probability (or bound), in [0, 1].
+    alternative : {"two-sided", "less", "greater"}
+        Exactly one of the three (a typo is refused).
+    alpha : float
+        The false-alarm probability, in (0, 1) (default 1e-6); at least 1e-323 for a two-sided test
+        (halved, it must not underflow to 0).
+    name : str
+        A label for the result.
 
     Raises
     ------
@@ -390,6 +414,15 @@ def clopper_pearson_bounds(hits: ArrayLike, n: int, level: float) -> tuple[NDArr
     :math:`K = n`; each bound fails with probability at most ``level`` = *a*
     (Clopper & Pearson 1934). One beta quantile is computed per distinct count.
 
+    Parameters
+    ----------
+    hits : int or array_like of int
+        Counts, each an integer in [0, n] (vectorised).
+    n : int
+        The number of trials, an integer in [1, :data:`MAX_COUNT`] (2**53).
+    level : float
+        The failure probability of each one-sided bound, in (0, 1).
+
     Returns
     -------
     (lower, upper)
@@ -441,6 +474,21 @@ def probability_acceptance(
     ``claimed`` is wrong this is the probability that the test misses the
     error (its type II error): a negative control whose wrong claim has
     acceptance probability at most 1e-6 fails at the book's level.
+
+    Parameters
+    ----------
+    n : int
+        The number of trials, an integer in [1, :data:`MAX_COUNT`] (2**53), with the window of counts
+        summed at most :data:`MAX_ACCEPTANCE_WINDOW` (about :math:`np(1-p) \le 1.5 \cdot 10^{10}`).
+    true_p : float
+        The true probability, in [0, 1].
+    claimed : float
+        The claimed probability (or bound), in [0, 1].
+    alternative : {"two-sided", "less", "greater"}
+        Exactly one of the three (a typo is refused).
+    alpha : float
+        The false-alarm probability, in (0, 1) (default 1e-6); at least 1e-323 for a two-sided test
+        (halved, it must not underflow to 0).
 
     Raises
     ------
@@ -529,6 +577,27 @@ def check_bounded_mean(
     A sample outside ``[lower, upper]`` refutes the premise and is reported
     as a :class:`ValueError`, not silently clipped.
 
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(rng, size)`` returning ``size`` independent finite real samples.
+    n : int
+        Number of samples, an integer in [2, :data:`MAX_SAMPLES`] (10**10).
+    claimed : float
+        The claimed mean, a finite real number.
+    lower, upper : float
+        Finite bounds of every sample, ``lower < upper`` with ``upper - lower`` finite.
+    alpha : float
+        The false-alarm probability, in (0, 1) (default 1e-6).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random stream (:func:`dpcore.as_generator`); an int seed must be >= 0.
+    executor : concurrent.futures.Executor, optional
+        Where the chunks are drawn (``None``: here); the result is the same.
+    chunk_size : int
+        Samples per chunk, an integer in [1, :data:`MAX_CHUNK`] (2**24).
+    name : str
+        A label for the result.
+
     Raises
     ------
     ValueError
@@ -585,6 +654,15 @@ def median_of_means_radius(n: int, variance_bound: float, alpha: float) -> tuple
     and every ``alpha`` in (0, 1), subnormal ones included, is supported: where
     :math:`\sigma^2/(m p^*)` leaves the double range, the radius is computed as
     :math:`\sigma/\sqrt{m p^*}`.
+
+    Parameters
+    ----------
+    n : int
+        The number of samples, an integer in [1, :data:`MAX_COUNT`] (2**53).
+    variance_bound : float
+        An upper bound on the variance, finite and > 0.
+    alpha : float
+        The failure probability of the radius, in (0, 1).
 
     Raises
     ------
@@ -677,6 +755,27 @@ def check_mean(
     binomial tail across blocks (see :func:`median_of_means_radius`;
     Lugosi & Mendelson 2019). The claim passes iff it lies in the interval.
 
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(rng, size)`` returning ``size`` independent finite real samples.
+    n : int
+        Number of samples, an integer in [1, :data:`MAX_SAMPLES`] (10**10).
+    claimed : float
+        The claimed mean, a finite real number.
+    variance_bound : float
+        The premise: an upper bound on the variance, finite and > 0.
+    alpha : float
+        The false-alarm probability, in (0, 1) (default 1e-6).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random stream (:func:`dpcore.as_generator`); an int seed must be >= 0.
+    executor : concurrent.futures.Executor, optional
+        Where the chunks are drawn (``None``: here); the result is the same.
+    chunk_size : int
+        Samples per chunk, an integer in [1, :data:`MAX_CHUNK`] (2**24).
+    name : str
+        A label for the result.
+
     Raises
     ------
     ValueError
@@ -746,6 +845,27 @@ def check_variance(
 
     For instance :math:`\kappa = 3` for a Gaussian and 6 for a Laplace law.
 
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(rng, size)`` returning ``size`` independent finite real samples.
+    n : int
+        Number of samples, an integer in [2, :data:`MAX_SAMPLES`] (10**10).
+    claimed : float
+        The claimed variance, finite and > 0 (about [1.5e-154, 1.3e154 / sqrt(kurtosis_bound + 1)]).
+    kurtosis_bound : float
+        The premise: an upper bound on the kurtosis, finite and >= 1.
+    alpha : float
+        The false-alarm probability, in (0, 1) (default 1e-6).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random stream (:func:`dpcore.as_generator`); an int seed must be >= 0.
+    executor : concurrent.futures.Executor, optional
+        Where the chunks are drawn (``None``: here); the result is the same.
+    chunk_size : int
+        Samples per chunk, an integer in [1, :data:`MAX_CHUNK`] (2**24).
+    name : str
+        A label for the result.
+
     Raises
     ------
     ValueError
@@ -813,6 +933,30 @@ def check_cdf(
     a grid (counts only, so memory stays flat); a supremum over fewer points is
     no larger, so the bound still holds even for a grid chosen from the data.
     By default the grid is the ``grid_size`` quantiles of the first chunk.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(rng, size)`` returning ``size`` independent finite real samples.
+    n : int
+        Number of samples, an integer in [1, :data:`MAX_SAMPLES`] (10**10).
+    cdf : callable
+        The claimed CDF, vectorised, with values in [0, 1] on the grid.
+    grid : array_like, optional
+        Points where the CDFs are compared, non-empty and finite (default: ``grid_size`` quantiles of
+        the first chunk).
+    grid_size : int
+        An integer in [2, :data:`MAX_GRID`] (2**20), used when ``grid`` is not given.
+    alpha : float
+        The false-alarm probability, in (0, 1) (default 1e-6).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random stream (:func:`dpcore.as_generator`); an int seed must be >= 0.
+    executor : concurrent.futures.Executor, optional
+        Where the chunks are drawn (``None``: here); the result is the same.
+    chunk_size : int
+        Samples per chunk, an integer in [1, :data:`MAX_CHUNK`] (2**24).
+    name : str
+        A label for the result.
 
     Raises
     ------
@@ -895,6 +1039,39 @@ def check_law(
     true claim fails any of them with probability at most ``alpha`` (union
     bound). The premises are separate from the claims, so that a wrong
     claimed variance does not change the mean check's interval.
+
+    Parameters
+    ----------
+    sampler : callable
+        ``sampler(rng, size)`` returning ``size`` independent finite real samples.
+    n : int
+        Number of samples, an integer in [2, :data:`MAX_SAMPLES`] (10**10).
+    cdf : callable
+        The claimed CDF (as :func:`check_cdf`).
+    mean : float
+        The claimed mean, a finite real number.
+    variance : float
+        The claimed variance, finite and > 0 (as :func:`check_variance`).
+    variance_bound : float
+        The premise of the mean check, finite and > 0.
+    kurtosis_bound : float
+        The premise of the variance check, finite and >= 1.
+    event : callable
+        The event of the probability check (as :func:`check_probability`).
+    event_probability : float
+        The claimed probability of ``event``, in [0, 1].
+    grid : array_like, optional
+        As :func:`check_cdf`.
+    alpha : float
+        The total false-alarm probability, in (0, 1) and at least about 4e-323 (default 1e-6).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random stream (:func:`dpcore.as_generator`); an int seed must be >= 0.
+    executor : concurrent.futures.Executor, optional
+        Where the chunks are drawn (``None``: here); the result is the same.
+    chunk_size : int
+        Samples per chunk, an integer in [1, :data:`MAX_CHUNK`] (2**24).
+    name : str
+        A label for the result.
 
     Returns
     -------
