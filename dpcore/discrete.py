@@ -731,6 +731,13 @@ def discrete_laplace_pmf(z: ArrayLike, scale: Any) -> NDArray[np.float64]:
     Canonne, Kamath & Steinke (2020), Definition 28; the normaliser
     :math:`\sum_z e^{-|z|/b} = \coth(1/(2b))` is summed in closed form.
 
+    Parameters
+    ----------
+    z : int or array_like of int
+        Integer values (floats with integral values accepted), each with :math:`|z| \le 2^{62}`.
+    scale : float, int, str or fractions.Fraction
+        The scale :math:`b`, a positive rational with numerator and denominator below :math:`2^{24}`.
+
     Raises
     ------
     ValueError
@@ -746,6 +753,13 @@ def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
 
     Canonne, Kamath & Steinke (2020), Definition 1. The normaliser is summed over
     :math:`|y| \le 40\sigma + 10`; the omitted mass is below :math:`e^{-800}` relative.
+
+    Parameters
+    ----------
+    z : int or array_like of int
+        Integer values (floats with integral values accepted), each with :math:`|z| \le 2^{62}`.
+    sigma2 : float, int, str or fractions.Fraction
+        :math:`\sigma^2`, a positive rational with numerator and denominator below :math:`2^{24}`.
 
     Raises
     ------

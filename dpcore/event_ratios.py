@@ -116,6 +116,11 @@ class EventRatioBounds:
         since :math:`P[M(D)\in S] \le e^\varepsilon P[M(D')\in S] + \delta` for every event
         (terms with :math:`p_{lo} \le \delta` certify nothing).
 
+        Parameters
+        ----------
+        delta : float
+            In [0, 1).
+
         Raises
         ------
         ValueError
@@ -207,16 +212,16 @@ def event_ratio_bounds(
     Parameters
     ----------
     hits, n, hits_prime, n_prime
-        Counts (integer arrays of the same shape, one entry per event) and
-        sample sizes (>= 1).
+        Counts (integer arrays of the same shape, one entry per event, each in ``[0, n]``
+        or ``[0, n_prime]``) and sample sizes, integers in [1, 2**53] (:data:`dpcore.montecarlo.MAX_COUNT`).
     alpha : float
-        Overall probability that any of the intervals misses, in (0, 1).
+        Overall probability that any of the intervals misses, in [1e-300, 1).
 
     Raises
     ------
     ValueError
-        If a sample size is not an integer >= 1, counts are not integers in
-        ``[0, n]``, the shapes differ, or ``alpha`` is outside (0, 1).
+        If a sample size is not an integer in [1, 2**53], counts are not integers in
+        ``[0, n]``, the shapes differ, or ``alpha`` is outside [1e-300, 1).
     """
     n = check_positive_int("n", n)
     n_prime = check_positive_int("n_prime", n_prime)
@@ -264,6 +269,17 @@ def sample_interval_ratio_bounds(
     (:func:`interval_counts`) and applies :func:`event_ratio_bounds`
     (Clopper--Pearson bounds, union bound over the :math:`4m` one-sided
     bounds, overall false-alarm probability ``alpha``).
+
+    Parameters
+    ----------
+    samples, samples_prime : array_like
+        Samples of :math:`M(D)` and :math:`M(D')`: non-empty, one-dimensional, finite; at most
+        2**53 of each.
+    lower, upper : array_like
+        Interval ends, broadcast together, at least one interval; no NaN, ``lower <= upper``,
+        ``lower < +inf`` and ``upper > -inf``.
+    alpha : float
+        Overall false-alarm probability, in [1e-300, 1).
 
     Raises
     ------
@@ -320,6 +336,24 @@ def event_detection_miss(
     the book's build machine. Sizes above ``max_samples`` (default
     :data:`MAX_MISS_SAMPLES` = 10^8) are refused before any work; raise it
     explicitly to go further.
+
+    Parameters
+    ----------
+    p, p_prime : float
+        The true probabilities of the event under :math:`M(D)` and :math:`M(D')`: ``p`` in (0, 1],
+        ``p_prime`` in [0, 1], with :math:`p > e^\varepsilon p' + \delta`.
+    n, n_prime : int
+        Sample sizes, integers in [1, ``max_samples``].
+    epsilon : float
+        The claimed epsilon, in (0, 709.78] (:math:`e^\varepsilon` a double).
+    events : int
+        The number of events checked simultaneously, an integer >= 1.
+    alpha : float
+        The check's overall false-alarm probability, in [1e-300, 1).
+    delta : float
+        The claimed delta, in [0, 1).
+    max_samples : int
+        The largest sample size accepted (default :data:`MAX_MISS_SAMPLES` = 10**8), an integer >= 1.
 
     Raises
     ------

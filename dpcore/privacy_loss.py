@@ -279,6 +279,16 @@ def laplace_interval_probability(
     ``exp`` of :func:`laplace_interval_log_probability`. Use the log version
     when probabilities may underflow.
 
+    Parameters
+    ----------
+    lower, upper : array_like
+        Interval ends, broadcast together and with ``loc``; no NaN, ``lower <= upper``,
+        ``lower < +inf`` and ``upper > -inf`` (``lower`` may be ``-inf``, ``upper`` ``+inf``).
+    loc : array_like
+        Centre(s) of the Laplace law, finite.
+    scale : float
+        Scale ``b``, finite and > 0.
+
     Raises
     ------
     ValueError
