@@ -882,6 +882,23 @@ def audit_threshold_events(
     anything is drawn; raise it explicitly, or use :func:`audit_epsilon`, whose
     memory is flat in the sample count.
 
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(data, size, rng)`` returning ``size`` finite real outputs (as :func:`audit_epsilon`).
+    d, d_prime
+        The two neighbouring inputs, passed to ``mechanism`` as they are (it may refuse them).
+    n_samples : int
+        Samples per side, an integer in [1, ``max_samples``].
+    thresholds : array_like
+        The :math:`m` thresholds :math:`t_k`: non-empty, finite.
+    alpha : float
+        Overall false-alarm probability of the bounds, in [1e-300, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random stream (:func:`dpcore.as_generator`); an int seed must be >= 0.
+    max_samples : int
+        The largest ``n_samples`` accepted, an integer >= 1 (default :data:`MAX_THRESHOLD_SAMPLES` = 10^7).
+
     Raises
     ------
     ValueError
