@@ -617,6 +617,17 @@ independent real outputs on input `data` (parsed from --d / --d-prime as JSON),
 using the numpy Generator `rng` for its randomness."""
 
 
+#: The range of each ``account`` option (a mechanism field), appended to its help: the constructor's domain.
+_FIELD_RANGES = {
+    "scale": ": laplace finite > 0; discrete-laplace a positive rational, numerator and denominator < 2**24",
+    "sensitivity": ": finite > 0 (default 1); an integer, 1 to 10**7 (discrete-laplace) or 10**6 (discrete-gaussian)",
+    "sigma": ": finite > 0; subsampled-gaussian needs sigma / sensitivity in [1e-100, 1e100]",
+    "sigma2": ": a positive rational, numerator and denominator < 2**24",
+    "epsilon0": ": finite > 0",
+    "sampling_rate": ": in (0, 1]",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m dpcore`` (exposed for documentation and tests)."""
     parser = _Parser(
@@ -648,8 +659,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="global sensitivity (L1 for Laplace, L2 for Gaussian), > 0 (default 1)",
     )
-    p.add_argument("--epsilon", type=_finite_float, required=True, help="privacy parameter epsilon, > 0")
-    p.add_argument("--delta", type=_finite_float, help="privacy parameter delta in (0, 1), for the Gaussian rows")
+    p.add_argument(
+        "--epsilon",
+        type=_finite_float,
+        required=True,
+        help="privacy parameter epsilon, finite and > 0 (the classic Gaussian row needs < 1); "
+        "every scale or sigma must come out a normal double (2.2e-308 to 1.8e308)",
+    )
+    p.add_argument(
+        "--delta", type=_finite_float, help="privacy parameter delta in (0, 1) (subnormal too), for the Gaussian rows"
+    )
     common(p)
     p.set_defaults(func=cmd_calibrate)
 
@@ -665,9 +684,19 @@ def build_parser() -> argparse.ArgumentParser:
     registry = _registry()
     p.add_argument("--mechanism", choices=list(registry), required=True, help="the mechanism of each release")
     for field, owners in _parameter_fields().items():
-        p.add_argument(_option(field), type=_finite_float, help=f"{field} of --mechanism {' / '.join(owners)}")
+        p.add_argument(
+            _option(field),
+            type=_finite_float,
+            help=f"{field} of --mechanism {' / '.join(owners)}{_FIELD_RANGES.get(field, '')}",
+        )
     p.add_argument("--count", type=_bounded_int(MAX_COUNT), required=True, help="number k of releases, 1 to 2**53")
-    p.add_argument("--delta", type=_finite_float, required=True, help="target delta in (0, 1)")
+    p.add_argument(
+        "--delta",
+        type=_finite_float,
+        required=True,
+        help="target delta in (0, 1); the PLD row needs delta >= 1e-10 (its FFT rounding floor), "
+        "the exact and RDP rows take any delta down to 5e-324",
+    )
     common(p)
     p.set_defaults(func=cmd_account)
 
@@ -684,10 +713,14 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--mechanism", choices=list(builtins), help="a built-in mechanism (default laplace)")
     who.add_argument("--callable", metavar="MODULE:FUNCTION", help="your mechanism(data, size, rng)")
     p.add_argument(
-        "--epsilon", type=_finite_float, help="the epsilon the mechanism claims (built-ins are calibrated to it)"
+        "--epsilon",
+        type=_finite_float,
+        help="the epsilon the mechanism claims, finite and > 0 (built-ins are calibrated to it)",
     )
     p.add_argument("--delta", type=_finite_float, help="the delta of an (epsilon, delta) claim, in (0, 1)")
-    p.add_argument("--sensitivity", type=_finite_float, help="sensitivity of the built-in query (default 1)")
+    p.add_argument(
+        "--sensitivity", type=_finite_float, help="sensitivity of the built-in query, finite and > 0 (default 1)"
+    )
     p.add_argument("--d", help="input on one side, as JSON: a number or a list of numbers (default 0)")
     p.add_argument(
         "--d-prime",
@@ -695,16 +728,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="input on the other side, as JSON (default: the sensitivity for a built-in, 1 for --callable)",
     )
     p.add_argument(
-        "--samples", type=_bounded_int(MAX_COUNT), default=1_000_000, help="samples per side, >= 2 (default 1000000)"
+        "--samples",
+        type=_bounded_int(MAX_COUNT),
+        default=1_000_000,
+        help="samples per side, 2 to --max-samples (default 1000000)",
     )
     p.add_argument(
         "--max-samples",
         dest="max_samples",
         type=_bounded_int(MAX_COUNT),
-        help="raise the limit on --samples (default 10^9 per side, about half a minute per 10^9 on one core)",
+        help="raise the limit on --samples, 1 to 2**53 (default 10^9 per side, about half a minute per 10^9 "
+        "on one core)",
     )
-    p.add_argument("--confidence", type=_finite_float, default=0.95, help="confidence of the bound, in (0, 1)")
-    p.add_argument("--seed", type=_bounded_int(MAX_SEED), help="seed (a non-negative int) for a reproducible audit")
+    p.add_argument(
+        "--confidence", type=_finite_float, default=0.95, help="confidence of the bound, in (0, 1) (default 0.95)"
+    )
+    p.add_argument(
+        "--seed", type=_bounded_int(MAX_SEED), help="seed, an int in [0, 2**128 - 1], for a reproducible audit"
+    )
     common(p)
     p.set_defaults(func=cmd_audit)
     return parser
