@@ -1111,7 +1111,7 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
         Parameters
         ----------
         orders : float or array_like
-            Non-empty, every order finite, > 1 and at most :data:`dpcore.rdp.MAX_SUBSAMPLED_ORDER` (1e6).
+            Non-empty, every order finite, > 1 and at most ``dpcore.rdp.MAX_SUBSAMPLED_ORDER`` (1e6).
 
         Raises
         ------
