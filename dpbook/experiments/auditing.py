@@ -37,10 +37,12 @@ from dpcore.montecarlo import (
     check_cdf,
     check_probability,
     clopper_pearson_bounds,
+    probability_acceptance,
     probability_result,
 )
 
 from .. import flawed
+from .. import reference as mpref
 from ..evidence import Close, Compare, Fact, Rejected, Test
 from . import Experiment
 
@@ -63,6 +65,8 @@ __all__ = [
     "SamplerChecks",
     "DiscreteAttack",
     "plug_in_audit",
+    "laplace_laws",
+    "audit_miss",
     "privacy_loss_statistic",
     "attack_trials",
     "validity_rate",
@@ -110,6 +114,57 @@ def _audit_compare(what: str, result: AuditResult, epsilon: float, alpha: float)
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+Cdf = Callable[[float], float]
+"""A continuous distribution function ``F(t) = P(Y < t)`` of a mechanism's output on one input."""
+
+
+def laplace_laws(scale: float, d: float = 0.0, d_prime: float = 1.0) -> tuple[Cdf, Cdf]:
+    """The distribution functions of Lap(d, scale) and Lap(d_prime, scale): the audited laws."""
+    return (
+        lambda t: float(stats.laplace.cdf(t, d, scale)),
+        lambda t: float(stats.laplace.cdf(t, d_prime, scale)),
+    )
+
+
+def audit_miss(result: AuditResult, laws: tuple[Cdf, Cdf], claimed: float) -> float:
+    r"""Exact bound on the chance that ``result``'s estimation phase does *not* refute ``claimed``, given its events.
+
+    :func:`~dpcore.auditing.audit_epsilon` keeps :math:`m` events chosen on
+    the selection samples only, then bounds each on independent estimation
+    samples with Clopper--Pearson bounds at level :math:`a=(1-c)/(2m)`
+    (:math:`c` the confidence). Conditionally on the kept events they are
+    fixed sets; with their true probabilities :math:`p, q` (``laws``: the
+    distribution functions on ``d`` and ``d_prime``, ``result.delta``), an
+    event with :math:`p > e^{arepsilon}q + \delta` fails to refute
+    :math:`arepsilon` = ``claimed`` with probability at most
+    :func:`~dpcore.event_ratios.event_detection_miss` ``(p, q, n_e, n_e, claimed,
+    events=1, alpha=4a, delta)`` (one event, each bound at level :math:`a`:
+    two exact binomial tails). The audit misses only if every kept event
+    misses, so the conditional miss is at most the smallest of these; 1 if no
+    kept event violates the claim. A selection that keeps weak events
+    (or none that violates the claim) gets a large value: the records that
+    use it then fail.
+    """
+    m = len(result.events)
+    a = (1.0 - result.confidence) / (2 * m)
+    n_e = result.n_estimation
+    best = 1.0
+    for ev in result.events:
+        below = [law(ev.threshold) for law in laws]
+        probs = below if ev.tail == "lower" else [1.0 - b for b in below]
+        p, q = probs if ev.numerator == "d" else probs[::-1]
+        if p > math.exp(claimed) * q + result.delta:
+            miss = event_detection_miss(p, q, n_e, n_e, claimed, events=1, alpha=4 * a, delta=result.delta)
+            best = min(best, miss)
+    return best
+
+
+def _refutes(what: str, result: AuditResult, laws: tuple[Cdf, Cdf], claimed: float) -> tuple[Compare, float]:
+    """Monte Carlo evidence ``result.epsilon_lower > claimed``; misses with probability <= :func:`audit_miss`."""
+    miss = audit_miss(result, laws, claimed)
+    return Compare(what, result.epsilon_lower, ">", claimed, kind="monte-carlo", alpha=max(miss, 1e-300)), miss
 
 
 def plug_in_audit(mechanism: Mechanism, d: Any, d_prime: Any, n: int, seed: int) -> float:
@@ -203,10 +258,12 @@ class ValidityRate(Experiment):
 
     over: int = 0
     over_plug_in: int = 0
+    over_plug_in_bound: int = 0
     runs: int = 0
     rate_ok: CheckResult | None = None
-    rate_half: CheckResult | None = None
-    plug_in_shown: CheckResult | None = None
+    plug_in: CheckResult | None = None
+    plug_in_rate_lower: float = 0.0
+    plug_in_miss: float = 1.0
 
 
 def validity_rate(
@@ -219,7 +276,7 @@ def validity_rate(
     plug_in_seed: int = 20_000,
     level: float = 0.05,
     alpha: float = 5e-7,
-    plug_in_alpha: float = 0.05,
+    bound_level: float = 1e-7,
 ) -> ValidityRate:
     r"""How often the audit of an epsilon-DP mechanism exceeds epsilon, against the plug-in auditor.
 
@@ -229,10 +286,15 @@ def validity_rate(
     count is :math:`\mathrm{Bin}(\text{runs}, r)` with :math:`r \le` ``level``.
 
     Evidence: the one-sided Clopper--Pearson test of :math:`r \le` ``level``
-    (false alarm ``alpha``). Control: the wrong claim :math:`r \ge 1/2`, whose
-    acceptance probability (computed from the true rate bound ``level``; it only
-    grows with the rate) is at most its ``alpha``. Budget: ``alpha`` + the control's
-    risk. The plug-in test (``plug_in_alpha``, shown only) is rejected.
+    (false alarm ``alpha``). Control: the same test of the same claim for the
+    plug-in auditor, which a careless author would believe valid too; it must
+    reject. Its miss probability is computed: ``runs`` further, independent
+    plug-in audits (``rng=plug_in_seed + runs + i``) give a Clopper--Pearson
+    lower bound :math:`r_{lo}` on the plug-in's violation rate at level
+    ``bound_level``, and the test passes a rate :math:`\ge r_{lo}` with
+    probability at most ``probability_acceptance(runs, r_lo, level)`` (exact
+    binomial; acceptance only falls as the rate grows). Budget: ``alpha`` +
+    ``bound_level`` + that acceptance.
 
     Parameters
     ----------
@@ -244,47 +306,49 @@ def validity_rate(
     runs, n : int
         Number of audits and samples per side of each.
     audit_seed, plug_in_seed : int
-        Audit ``i`` uses seed ``audit_seed + i`` (``plug_in_seed + i`` for the plug-in).
+        Audit ``i`` uses seed ``audit_seed + i`` (``plug_in_seed + i`` for the plug-in,
+        ``plug_in_seed + runs + i`` for the plug-in's independent bounding batch).
     level : float
         ``1 - confidence`` of each audit: the violation rate allowed.
-    alpha, plug_in_alpha : float
-        False-alarm probabilities of the rate tests.
+    alpha : float
+        False-alarm probability of the rate tests.
+    bound_level : float
+        Level of the lower bound on the plug-in's violation rate.
 
     Returns
     -------
     ValidityRate
-        The counts ``over`` and ``over_plug_in`` out of ``runs`` and the three tests.
+        The counts ``over``, ``over_plug_in`` (and ``over_plug_in_bound`` of the
+        bounding batch) out of ``runs``, the two tests, the rate's lower bound
+        and the control's miss probability.
     """
     mech: Mechanism = dpcore.LaplaceMechanism(1.0) if mechanism is None else mechanism
     over = sum(
         audit_epsilon(mech, 0.0, 1.0, n, rng=audit_seed + seed, confidence=1 - level).epsilon_lower > epsilon
         for seed in range(runs)
     )
-    over_plug_in = sum(plug_in_audit(mech, 0.0, 1.0, n, plug_in_seed + seed) > epsilon for seed in range(runs))
+    plug = [plug_in_audit(mech, 0.0, 1.0, n, plug_in_seed + seed) > epsilon for seed in range(2 * runs)]
+    over_plug_in, over_bound = sum(plug[:runs]), sum(plug[runs:])
     pct = f"{_g(100 * level)}%"
     rate_ok = probability_result(
         over, runs, level, alternative="less", alpha=alpha, name=f"audit violation rate <= {pct}"
     )
-    rate_half = probability_result(
-        over, runs, 0.5, alternative="greater", alpha=alpha, name="wrong: the audit violates at least half the time"
+    plug_in = probability_result(
+        over_plug_in, runs, level, alternative="less", alpha=alpha, name=f"wrong: plug-in violation rate <= {pct}"
     )
-    plug_in_shown = probability_result(
-        over_plug_in,
-        runs,
-        level,
-        alternative="less",
-        alpha=plug_in_alpha,
-        name=f"plug-in violation rate <= {pct} (shown at {_g(100 * (1 - plug_in_alpha))} %)",
-    )
+    r_lo = float(clopper_pearson_bounds(int(over_bound), runs, bound_level)[0])
+    miss = bound_level + probability_acceptance(runs, r_lo, level, alternative="less", alpha=alpha)
     return ValidityRate(
         evidence=(rate_ok,),
-        controls=(Test(rate_half.name, result=rate_half, true_value=level),),
+        controls=(Test(plug_in.name, result=plug_in, miss=min(miss, 1.0)),),
         over=int(over),
         over_plug_in=int(over_plug_in),
+        over_plug_in_bound=int(over_bound),
         runs=runs,
         rate_ok=rate_ok,
-        rate_half=rate_half,
-        plug_in_shown=plug_in_shown,
+        plug_in=plug_in,
+        plug_in_rate_lower=r_lo,
+        plug_in_miss=min(miss, 1.0),
     )
 
 
@@ -293,11 +357,10 @@ def validity_rate(
 
 @dataclass(frozen=True)
 class CorrectLaplace(Experiment):
-    """:func:`correct_laplace`'s audits (by epsilon) and the fixed-event control."""
+    """:func:`correct_laplace`'s audits (by epsilon) and, for each, the chance that it misses epsilon/2."""
 
     audits: Mapping[float, AuditResult] = field(default_factory=dict)
-    control: CheckResult | None = None
-    control_miss: float = 1.0
+    half_misses: Mapping[float, float] = field(default_factory=dict)
 
 
 def correct_laplace(
@@ -306,20 +369,25 @@ def correct_laplace(
     n: int = 200_000,
     seed: int = 101,
     alpha: float = 1e-6 / 4,
-    control_seed: int = 104,
-    thresholds: ArrayLike = T_LAP,
     release: Callable[..., Any] = dpcore.laplace_mechanism,
+    wrong_factor: float = 0.5,
 ) -> CorrectLaplace:
     r"""Audit ``dpcore.laplace_mechanism`` calibrated at each epsilon, between 0 and 1 (sensitivity 1).
 
     Evidence: for each ``epsilons[j]``, ``audit_epsilon(..., n, rng=seed + j,
     confidence=1 - alpha).epsilon_lower <= eps`` (false alarm ``alpha`` each,
-    by the validity theorem of the chapter). Control: the fixed-event audit
-    (``rng=control_seed``) of ``dpcore.laplace_mechanism`` calibrated at
-    ``epsilons[-1]`` checked as 1-DP must reject; it misses with probability at
-    most :func:`~dpcore.event_ratios.event_detection_miss` on the event
-    :math:`\{y \le 0\}`, of probabilities :math:`1/2` and :math:`e^{-\varepsilon}/2`.
-    Budget: ``len(epsilons) * alpha`` + the control's miss (the chapter: 3 + 1 at ``1e-6/4``).
+    by the validity theorem of the chapter).
+
+    Controls, one per audit: the wrong claim that the release is
+    ``wrong_factor * eps``-DP (seed 000's ratio chain, with its stray
+    :math:`	frac12`, makes Laplace noise of scale :math:`\Delta/arepsilon`
+    look :math:`arepsilon/2`-DP), checked by the same comparison, lower bound
+    <= ``wrong_factor * eps``; it must fail. Given the events the audit kept, it
+    holds by chance with probability at most :func:`audit_miss` at the true
+    laws :math:`\mathrm{Lap}(0, 1/arepsilon)`, :math:`\mathrm{Lap}(1, 1/arepsilon)`
+    (exact binomial tails), which is its risk: an audit whose selection keeps
+    weak events fails the record. Budget: ``len(epsilons) * alpha`` + the
+    controls' risks.
 
     Parameters
     ----------
@@ -330,44 +398,45 @@ def correct_laplace(
     seed : int
         The audit of ``epsilons[j]`` uses ``rng=seed + j``.
     alpha : float
-        False-alarm probability of each audit (and of the control's test).
-    control_seed : int
-        Seed of the control's fixed-event audit.
-    thresholds : array_like
-        The control's fixed thresholds (it must contain one >= 0, for the miss bound).
+        False-alarm probability of each audit.
     release : callable
         The release audited, ``release(value, sensitivity=1, epsilon=eps, rng=)``;
-        the control always audits ``dpcore.laplace_mechanism``.
+        the controls' risks assume ``dpcore.laplace_mechanism``'s laws.
+    wrong_factor : float
+        The controls claim ``wrong_factor * eps``.
 
     Returns
     -------
     CorrectLaplace
-        ``audits[eps]`` the :class:`~dpcore.auditing.AuditResult` of each epsilon,
-        ``control`` the control's test and ``control_miss`` its miss bound.
+        ``audits[eps]`` the :class:`~dpcore.auditing.AuditResult` of each epsilon and
+        ``half_misses[eps]`` its control's risk.
 
     Raises
     ------
     ValueError
         From dpcore, on a non-positive epsilon or sample size.
     """
-    audits = {}
+    audits, half_misses, controls = {}, {}, []
     for j, eps in enumerate(epsilons):
         mech = ReleaseOutputs(release, sensitivity=1.0, epsilon=eps)
         audits[eps] = audit_epsilon(mech, 0.0, 1.0, n, rng=seed + j, confidence=1 - alpha)
-    t = np.asarray(thresholds, dtype=float)
-    top = epsilons[-1]
-    loud = ReleaseOutputs(dpcore.laplace_mechanism, sensitivity=1.0, epsilon=top)
-    events = audit_threshold_events(loud, 0.0, 1.0, n, t, alpha=alpha, rng=control_seed)
-    control = events.check(1.0, name=f"fixed events: Laplace at eps = {top:g} is 1-DP")
-    miss = event_detection_miss(0.5, 0.5 * math.exp(-top), n, n, 1.0, events=2 * t.size, alpha=alpha)
+        wrong = wrong_factor * eps
+        half_misses[eps] = audit_miss(audits[eps], laplace_laws(1.0 / eps), wrong)
+        controls.append(
+            _audit_compare(
+                f"wrong: the release at eps = {_g(eps)} is {_g(wrong)}-DP (lower bound <= {_g(wrong)})",
+                audits[eps],
+                wrong,
+                max(half_misses[eps], 1e-300),
+            )
+        )
     return CorrectLaplace(
         evidence=tuple(
             _audit_compare(f"audit of eps = {e}: lower bound <= eps", r, e, alpha) for e, r in audits.items()
         ),
-        controls=(Test(control.name, result=control, miss=miss),),
+        controls=tuple(controls),
         audits=audits,
-        control=control,
-        control_miss=miss,
+        half_misses=half_misses,
     )
 
 
@@ -401,7 +470,12 @@ def correct_gaussian(
     y \le c = \Delta/2 - \varepsilon\sigma^2/\Delta` has :math:`p = \Phi(c/\sigma)`,
     :math:`q = \Phi((c-\Delta)/\sigma)` with :math:`\ln((p-\delta)/q) = \varepsilon`
     (a ``Close`` at relative 1e-6, numeric) and :math:`10^{-5} < q < p < 10^{-3}`
-    (a ``Fact``). Control: "the claim is loose", :math:`\ln((p-\delta)/q) \le 0.9\,\varepsilon`.
+    (a ``Fact``), and the exact epsilon of that :math:`\sigma` at ``delta`` by the
+    50-digit reference :func:`dpbook.reference.gaussian_epsilon` is ``epsilon``
+    (relative 1e-9). Control: the same reference computation for the classical
+    calibration :math:`\sigma = \sqrt{2\ln(1.25/\delta)}\,\Delta/\varepsilon` (Dwork and
+    Roth), which a careless author would take for tight as well, must not give
+    ``epsilon`` (it is loose).
 
     Parameters
     ----------
@@ -433,6 +507,7 @@ def correct_gaussian(
     p_tight = float(stats.norm.cdf(c_tight / sigma_1))
     q_tight = float(stats.norm.cdf((c_tight - 1.0) / sigma_1))
     eps_tight = math.log((p_tight - delta) / q_tight)
+    sigma_c = math.sqrt(2 * math.log(1.25 / delta)) / epsilon  # classical, sensitivity 1
     return CorrectGaussian(
         evidence=(
             *(
@@ -443,13 +518,19 @@ def correct_gaussian(
             ),
             Close("the tight event: ln((p - delta)/q) = eps", eps_tight, epsilon, rtol=1e-6),
             Fact("... with probabilities between 1e-5 and 1e-3", bool(1e-5 < q_tight < p_tight < 1e-3)),
+            Close(
+                f"the analytic sigma {sigma_1:.4g} is tight: its exact eps at delta is {_g(epsilon)} (mpmath)",
+                float(mpref.gaussian_epsilon(sigma_1, delta)),
+                epsilon,
+                rtol=1e-9,
+            ),
         ),
         controls=(
-            Compare(
-                f"the claim is loose: ln((p - delta)/q) <= {0.9 * epsilon:g} on the tight event",
-                eps_tight,
-                "<=",
-                0.9 * epsilon,
+            Close(
+                f"wrong: the classical sigma {sigma_c:.4g} is tight too: exact eps at delta = {_g(epsilon)}",
+                float(mpref.gaussian_epsilon(sigma_c, delta)),
+                epsilon,
+                rtol=1e-9,
             ),
         ),
         audits=audits,
@@ -468,6 +549,7 @@ class BugAudit(Experiment):
     that must reject the claim with its miss bound, and the same check of a correct mechanism."""
 
     audit: AuditResult | None = None
+    audit_miss: float = 1.0
     check: CheckResult | None = None
     miss: float = 1.0
     correct_check: CheckResult | None = None
@@ -483,16 +565,30 @@ def stray_factor_two(
     alpha: float = 5e-7,
     thresholds: ArrayLike = T_LAP,
     release: Callable[..., Any] = flawed.laplace_stray_factor_two,
+    miss_bound: float = 1e-7,
 ) -> BugAudit:
     r"""Audit the stray-factor-two Laplace mechanism (``dpbook.flawed``), claimed ``epsilon``-DP, between 0 and 1.
 
-    ``audit_epsilon`` at confidence ``1 - alpha`` (``rng=seeds[0]``) is shown. Evidence: the audit
-    on the fixed thresholds (``rng=seeds[1]``, false alarm ``alpha``) rejects
-    the claim; it misses with probability at most
-    :func:`~dpcore.event_ratios.event_detection_miss` on :math:`\{y \le 0\}`,
-    whose probabilities are :math:`1/2` and :math:`e^{-2\varepsilon}/2` at the halved
-    scale. Control: the same audit of ``dpcore.LaplaceMechanism`` of scale
-    ``1/epsilon`` (``rng=seeds[2]``) must not reject (risk: its ``alpha``).
+    Evidence, two audits that must refute the claim, each with a computed miss
+    probability:
+
+    * ``audit_epsilon`` at confidence ``1 - alpha`` (``rng=seeds[0]``): its
+      lower bound exceeds ``epsilon``. Given the events its selection kept,
+      it misses with probability at most :func:`audit_miss` (exact binomial
+      tails at the true probabilities of the halved scale); that number is
+      the evidence's false-alarm probability, so an audit whose selection
+      keeps weak events fails the record (the ledger refuses a budget above
+      :data:`~dpbook.evidence.BOOK_ALPHA`), and it is also compared with
+      ``miss_bound``;
+    * the audit on the fixed thresholds (``rng=seeds[1]``, false alarm
+      ``alpha``) rejects the claim; it misses with probability at most
+      :func:`~dpcore.event_ratios.event_detection_miss` on :math:`\{y \le 0\}`,
+      whose probabilities are :math:`1/2` and :math:`e^{-2\varepsilon}/2`.
+
+    Control (a wrong claim the same fixed-event check must not make): it also
+    rejects ``dpcore.LaplaceMechanism`` of scale ``1/epsilon`` (``rng=seeds[2]``),
+    which is exactly ``epsilon``-DP; it does so with probability at most its
+    ``alpha``. Budget: the two misses + ``alpha``.
 
     Parameters
     ----------
@@ -508,13 +604,15 @@ def stray_factor_two(
         The fixed thresholds (one of them >= 0, for the miss bound).
     release : callable
         The release audited (``release(value, sensitivity=1, epsilon=epsilon, rng=)``);
-        the miss bound assumes the stray factor's halved scale.
+        the miss bounds assume the stray factor's halved scale.
+    miss_bound : float
+        The largest conditional miss probability of ``audit_epsilon`` accepted.
 
     Returns
     -------
     BugAudit
-        ``audit`` (shown), ``check`` and its ``miss`` bound, ``correct_check``
-        (the control's test) and the audited ``mechanism``.
+        ``audit`` and its ``audit_miss``, ``check`` and its ``miss`` bound,
+        ``correct_check`` (the control's test) and the audited ``mechanism``.
     """
     mech = ReleaseOutputs(release, sensitivity=1.0, epsilon=epsilon)
     t = np.asarray(thresholds, dtype=float)
@@ -527,10 +625,18 @@ def stray_factor_two(
     correct_check = audit_threshold_events(correct, 0.0, 1.0, n, t, alpha=alpha, rng=seeds[2]).check(
         epsilon, name=f"fixed events: the Laplace mechanism is {epsilon:g}-DP"
     )
+    refutes, audit_beta = _refutes(
+        f"audit_epsilon: lower bound > {epsilon:g}", audit, laplace_laws(0.5 / epsilon), epsilon
+    )
     return BugAudit(
-        evidence=(Rejected(check.name, result=check, miss=miss),),
-        controls=(Rejected(correct_check.name, result=correct_check, miss=0.0),),
+        evidence=(
+            refutes,
+            Compare("audit_epsilon: miss probability given its kept events", audit_beta, "<=", miss_bound),
+            Rejected(check.name, result=check, miss=miss),
+        ),
+        controls=(Rejected(correct_check.name, result=correct_check, miss=alpha),),
         audit=audit,
+        audit_miss=audit_beta,
         check=check,
         miss=miss,
         correct_check=correct_check,
@@ -614,7 +720,7 @@ def per_coordinate(
                 f"audit_epsilon of the L1-calibrated release: lower bound <= {epsilon:g}", correct_l1, epsilon, alpha
             ),
         ),
-        controls=(Rejected(l1_check.name, result=l1_check, miss=0.0),),
+        controls=(Rejected(l1_check.name, result=l1_check, miss=alpha),),
         audit=audit,
         check=check,
         miss=miss,
@@ -649,8 +755,11 @@ def variance_as_std(
     of standard deviation :math:`\sigma^2`. ``audit_epsilon`` at 95 %
     (``rng=seeds[0]``) is shown.
 
-    Evidence: ``sigma = 0.37`` (the chapter's text, absolute 0.005); the
-    fixed-event audit (``rng=seeds[1]``) rejects the claim, missing with
+    Evidence: the analytic :math:`\sigma` gives epsilon at ``delta`` by the
+    50-digit reference :func:`dpbook.reference.gaussian_epsilon` (relative
+    1e-9), and the noise actually used, of standard deviation :math:`\sigma^2`,
+    has an exact :math:`\delta(\varepsilon)` above ``delta``
+    (:func:`dpbook.reference.gaussian_delta`); the fixed-event audit (``rng=seeds[1]``) rejects the claim, missing with
     probability at most ``event_detection_miss`` on :math:`\{y \le t\}`,
     ``t = thresholds[event_index]``, of probabilities :math:`\Phi(t/\sigma^2)` and
     :math:`\Phi((t-\Delta)/\sigma^2)`. Control: the same audit of
@@ -696,10 +805,21 @@ def variance_as_std(
     miss = event_detection_miss(p_vs, q_vs, n, n, epsilon, events=2 * t.size, alpha=alpha, delta=delta)
     return VarianceAsStd(
         evidence=(
-            Close("sigma = 0.37 (the text)", sigma, 0.37, atol=0.005),
+            Close(
+                f"the analytic sigma delivers eps = {_g(epsilon)} at delta = {_g(delta)} (mpmath)",
+                float(mpref.gaussian_epsilon(sigma, delta, sensitivity=sensitivity)),
+                epsilon,
+                rtol=1e-9,
+            ),
+            Compare(
+                f"the noise std used, sigma^2, gives delta(eps = {_g(epsilon)}) above {_g(delta)} (mpmath)",
+                float(mpref.gaussian_delta(sigma**2, epsilon, sensitivity=sensitivity)),
+                ">",
+                delta,
+            ),
             Rejected(check.name, result=check, miss=miss),
         ),
-        controls=(Rejected(ok_check.name, result=ok_check, miss=0.0),),
+        controls=(Rejected(ok_check.name, result=ok_check, miss=alpha),),
         audit=audit,
         check=check,
         miss=miss,
@@ -714,10 +834,15 @@ def variance_as_std(
 
 @dataclass(frozen=True)
 class Convergence(Experiment):
-    """:func:`convergence`'s lower bounds: ``curves[name]`` has one row per repetition, one column per size."""
+    """:func:`convergence`'s lower bounds: ``curves[name]`` has one row per repetition, one column per size.
+
+    ``misses[name]`` (for the mechanisms with known laws) holds, per audit, the
+    chance that it does not refute the claim given its kept events (:func:`audit_miss`).
+    """
 
     sizes: tuple[int, ...] = ()
     curves: Mapping[str, NDArray[np.float64]] = field(default_factory=dict)
+    misses: Mapping[str, NDArray[np.float64]] = field(default_factory=dict)
 
 
 def convergence(
@@ -728,6 +853,7 @@ def convergence(
     correct: str = "correct",
     repetitions: int = 3,
     alpha: float = 1e-6 / 22,
+    laws: Mapping[str, tuple[Cdf, Cdf]] | None = None,
 ) -> Convergence:
     r"""Audited lower bounds against the sample size, between 0 and 1.
 
@@ -736,7 +862,14 @@ def convergence(
     confidence=1 - alpha)``. Evidence: every bound of the mechanism named
     ``correct`` (claimed ``epsilon``-DP) is at most ``epsilon`` (false alarm
     ``alpha`` each: ``repetitions * len(sizes) * alpha``, 21/22 of the book's level
-    in the chapter, the rest for the caller's control). The other curves are shown.
+    in the chapter, the rest for the control).
+
+    Controls: for every other mechanism whose distribution functions on 0 and 1
+    are given in ``laws`` (the chapter: the stray-factor-two mechanism, really
+    2-DP), the wrong claim that it too is ``epsilon``-DP, checked by the same
+    comparison: all its bounds are at most ``epsilon``. That needs every one of
+    its audits to miss, so given their kept events its probability is at most
+    the smallest :func:`audit_miss` of them (exact binomial tails), its risk.
 
     Parameters
     ----------
@@ -745,31 +878,34 @@ def convergence(
     sizes : sequence of int
         Samples per side.
     epsilon : float
-        The epsilon claimed for the mechanism named ``correct``.
+        The epsilon claimed for every mechanism.
     correct : str
         The name of the mechanism whose bounds are evidence.
     repetitions : int
         Independent audits per size.
     alpha : float
         ``1 - confidence`` of every audit.
+    laws : mapping, optional
+        ``name -> (F_0, F_1)``, the distribution functions of the outputs on
+        0 and 1 of the mechanisms that are not ``epsilon``-DP (controls).
 
     Returns
     -------
     Convergence
         ``curves[name]``, an array ``repetitions x len(sizes)`` of lower bounds,
-        and ``sizes``.
+        ``misses[name]`` for the controls, and ``sizes``.
     """
-    curves = {
-        name: np.array(
-            [
-                [
-                    audit_epsilon(m, 0.0, 1.0, n, rng=base + 100 * s + i, confidence=1 - alpha).epsilon_lower
-                    for i, n in enumerate(sizes)
-                ]
-                for s in range(repetitions)
-            ]
-        )
+    results = {
+        name: [
+            [audit_epsilon(m, 0.0, 1.0, n, rng=base + 100 * s + i, confidence=1 - alpha) for i, n in enumerate(sizes)]
+            for s in range(repetitions)
+        ]
         for name, (m, base) in mechanisms.items()
+    }
+    curves = {name: np.array([[r.epsilon_lower for r in row] for row in rows]) for name, rows in results.items()}
+    misses = {
+        name: np.array([[audit_miss(r, law, epsilon) for r in row] for row in results[name]])
+        for name, law in (laws or {}).items()
     }
     evidence = tuple(
         Compare(
@@ -783,7 +919,18 @@ def convergence(
         for s in range(repetitions)
         for i, n in enumerate(sizes)
     )
-    return Convergence(evidence=evidence, sizes=tuple(sizes), curves=curves)
+    controls = tuple(
+        Compare(
+            f"wrong: the {name} mechanism is {epsilon:g}-DP (all {curves[name].size} lower bounds <= {epsilon:g})",
+            float(curves[name].max()),
+            "<=",
+            epsilon,
+            kind="monte-carlo",
+            alpha=max(float(misses[name].min()), 1e-300),
+        )
+        for name in misses
+    )
+    return Convergence(evidence=evidence, controls=controls, sizes=tuple(sizes), curves=curves, misses=misses)
 
 
 @dataclass(frozen=True)
@@ -941,6 +1088,7 @@ class FloatEventAudit(Experiment):
     audit_small: AuditResult | None = None
     check: CheckResult | None = None
     miss: float = 1.0
+    discrete_check: CheckResult | None = None
 
 
 def float_event_audit(
@@ -953,6 +1101,7 @@ def float_event_audit(
     alpha: float = 2e-7,
     level: float = 1e-7,
     statistic: Mechanism | None = None,
+    control_seed: int = 174,
 ) -> FloatEventAudit:
     r"""Audit ``game``'s mechanism through its support statistic, claimed ``claimed_factor * eps``-DP.
 
@@ -962,7 +1111,13 @@ def float_event_audit(
     The event is impossible under input 0 and has probability :math:`p` under
     input 1; :math:`p` is bounded below by the Clopper--Pearson bound at level
     ``level`` from ``game.y1`` (independent samples), so the miss probability is
-    at most ``level + event_detection_miss(p_lo, 0, ...)``. Budget: that miss.
+    at most ``level + event_detection_miss(p_lo, 0, ...)``. Control: the same
+    fixed-event check of the same statistic (membership in the support of
+    :math:`M(0)`) rejects the claim for the exact discrete Laplace mechanism of
+    the same scale too (``rng=control_seed``), i.e. the refutation comes from
+    the statistic and not from the floating point; there every output is in
+    the support, so it may reject only by a false alarm (probability <= ``alpha``).
+    Budget: that miss + ``alpha``.
 
     Parameters
     ----------
@@ -982,11 +1137,14 @@ def float_event_audit(
     statistic : callable, optional
         The statistic audited, ``statistic(x, n, rng)``; default
         ``game.support_statistic`` (the miss bound assumes it).
+    control_seed : int
+        Seed of the control's fixed-event audit of the discrete mechanism.
 
     Returns
     -------
     FloatEventAudit
-        ``audit``, ``audit_small`` (shown), ``check`` and its ``miss`` bound.
+        ``audit``, ``audit_small`` (shown), ``check`` and its ``miss`` bound,
+        ``discrete_check`` (the control's test).
     """
     n_game = game.impossible_under_0.size
     stat: Mechanism = game.support_statistic if statistic is None else statistic
@@ -998,12 +1156,23 @@ def float_event_audit(
         claimed, name=f"fixed event: {claimed:g}-DP"
     )
     miss = level + event_detection_miss(p_lo, 0.0, n_game, n_game, claimed, events=2, alpha=alpha)
+    exact_eps = _fraction(1.0 / game.scale)
+
+    def discrete_support(x: float, m: int, g: np.random.Generator) -> NDArray[np.float64]:
+        y = dd.discrete_laplace_mechanism(np.full(m, int(x)), 1, exact_eps, rng=g)
+        return (np.asarray(dd.discrete_laplace_pmf(y, game.scale)) > 0).astype(float)
+
+    discrete_check = audit_threshold_events(discrete_support, 0, 1, n_game, [0.5], alpha=alpha, rng=control_seed).check(
+        claimed, name=f"wrong: the same fixed event refutes {claimed:g}-DP of the exact discrete mechanism"
+    )
     return FloatEventAudit(
         evidence=(Rejected(check.name, result=check, miss=miss),),
+        controls=(Rejected(discrete_check.name, result=discrete_check, miss=alpha),),
         audit=audit,
         audit_small=audit_small,
         check=check,
         miss=miss,
+        discrete_check=discrete_check,
     )
 
 
@@ -1294,7 +1463,7 @@ def discrete_attack(
     n: int = 200_000,
     seeds: tuple[int, int, int, int] = (200, 201, 202, 203),
     alpha: float = 1e-6 / 4,
-    wrong_success: float = 0.55,
+    wrong_success: float | None = None,
     mechanism: Mechanism | None = None,
 ) -> DiscreteAttack:
     r"""The likelihood-ratio attack on ``dd.discrete_laplace_mechanism`` (sensitivity 1), inputs 0 and 1.
@@ -1305,7 +1474,11 @@ def discrete_attack(
     (``rng=seeds[1]``) and ``audit_epsilon`` (``rng=seeds[3]``, confidence
     ``1 - alpha``) at most epsilon, ``alpha`` each. Control: the two-sided test of
     success = ``wrong_success`` (``rng=seeds[2]``; miss: exact binomial acceptance
-    at the true bound). Budget: 4 ``alpha``.
+    at the true bound), by default the success of the same attack on the
+    *continuous* Laplace mechanism of the same epsilon,
+    :math:`1 - e^{-\varepsilon/2}/2` (guess 1 iff :math:`y \ge 1/2`), which a careless
+    author would expect the integer mechanism to share. Budget: 3 ``alpha`` + the
+    control's miss.
 
     Parameters
     ----------
@@ -1317,8 +1490,8 @@ def discrete_attack(
         Seeds of the one-sided test, the two-sided test, the control and the audit.
     alpha : float
         False-alarm probability of each test and of the audit.
-    wrong_success : float
-        The control's wrong claim.
+    wrong_success : float, optional
+        The control's wrong claim (default: the continuous mechanism's success).
     mechanism : callable, optional
         ``mechanism(x, n, rng)`` attacked and audited, claimed epsilon-DP;
         default the discrete Laplace mechanism.
@@ -1330,6 +1503,8 @@ def discrete_attack(
     """
     eps = _as_float_fraction(epsilon)
     bound = math.exp(eps) / (1 + math.exp(eps))
+    if wrong_success is None:
+        wrong_success = 1 - math.exp(-eps / 2) / 2  # continuous Lap(0|1, 1/eps), guess 1 iff y >= 1/2
 
     def discrete(x: Any, m: int, g: np.random.Generator) -> NDArray[Any]:
         return np.asarray(dd.discrete_laplace_mechanism(np.full(m, x), 1, epsilon, rng=g))
@@ -1344,7 +1519,7 @@ def discrete_attack(
 
     within = game(bound, seeds[0], "discrete Laplace: success <= e^eps/(1+e^eps)", "less")
     exact = game(bound, seeds[1], "discrete Laplace: success = e^eps/(1+e^eps)")
-    wrong = game(wrong_success, seeds[2], f"wrong: success = {wrong_success:g}")
+    wrong = game(wrong_success, seeds[2], f"wrong: success = {wrong_success:.4f}")
     audit = audit_epsilon(mech, 0, 1, n, rng=seeds[3], confidence=1 - alpha)
     return DiscreteAttack(
         evidence=(within, exact, _audit_compare("audit lower bound <= eps", audit, eps, alpha)),
