@@ -7,8 +7,10 @@ derived law against samples of :class:`dpcore.LaplaceMechanism`
 (:class:`DerivedLaw`, :func:`law_checks`) and plausible wrong claims against
 the same samples (:func:`wrong_law_checks`), the crossing of the Laplace and
 normal tails (:func:`tail_crossing`), the moment generating function
-(:func:`mgf_check`), seed 003's "most likely point" (:func:`mode_probability`)
-and the Fejer counterexample (:func:`fejer_counterexample`). Every random draw
+(:func:`mgf_check`), the most probable window about the mode
+(:func:`window_probability`), why pure DP needs exponential tails
+(:func:`tail_necessity`) and the Fejer counterexample: heavier tails are not
+enough (:func:`fejer_counterexample`). Every random draw
 goes through :mod:`dpcore` with the integer seeds the chapter passes, so the
 chapter prints the numbers its former inline code printed. Only the symbolic
 checks import sympy.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mpmath
@@ -34,7 +36,7 @@ from scipy.optimize import brentq
 import dpcore
 from dpcore.montecarlo import CheckResult, Sampler
 
-from ..evidence import Close, Compare, Equal, Evidence, Fact, Rejected, Test
+from ..evidence import Close, Compare, Equal, Evidence, Fact, Rejected, Test, miss_probability
 from . import Experiment
 
 __all__ = [
@@ -49,8 +51,10 @@ __all__ = [
     "tail_crossing",
     "MGFCheck",
     "mgf_check",
-    "ModeCheck",
-    "mode_probability",
+    "WindowCheck",
+    "window_probability",
+    "TailNecessity",
+    "tail_necessity",
     "FejerCounterexample",
     "fejer_counterexample",
 ]
@@ -301,9 +305,9 @@ def wrong_law_checks(
     loc, scale : float
         The law :math:`\mathrm{Lap}(\mu, b)` sampled.
     checked : sequence of CheckResult
-        Results of tests of true claims (from :func:`law_checks`): as
-        :class:`~dpbook.evidence.Rejected` they are the controls (a true
-        claim must not be rejected; risk: their own ``alpha``).
+        Results of tests of true claims (from :func:`law_checks`); kept in
+        the signature for callers, not used as controls (a true claim
+        rejected would be the other record's evidence with the roles swapped).
     n : int
         Samples per test.
     alpha : float
@@ -313,11 +317,23 @@ def wrong_law_checks(
     sampler : callable, optional
         ``sampler(rng, size)``; default :func:`laplace_sampler` ``(loc, scale)``.
 
+    Power, claimed where it can be computed: each rejection's certified
+    miss probability is at most the test's own level (evidence,
+    deterministic given the results). Resolution, the plausible wrong claim
+    "a million samples resolve a 1 % error": the same bound for the errors
+    ``F`` = Laplace CDF of scale :math:`1.01 b`, :math:`E[X] = \mu + 0.01 b`,
+    :math:`\mathrm{Var}[X] = 2.02 b^2` and :math:`P(|X-\mu| > 2b) = 1.01 e^{-2}`
+    is at most the test's level (controls, each must fail: the gap is below
+    twice the radius of the fixed-radius tests, and the exact binomial
+    acceptance probability of the Clopper--Pearson test is large).
+
     Returns
     -------
     WrongLawChecks
-        ``evidence``: the five rejections; ``controls``: ``checked`` as
-        rejections; ``as_controls``: the first four as tests that must fail.
+        ``evidence``: the five rejections and their certified miss bounds;
+        ``controls``: the certified miss bounds of the four 1 % errors;
+        ``as_controls``: the first four tests as tests that must fail (for
+        the record of the derived law).
     """
     derived = law.at(loc, scale)
     grid = derived["grid"]
@@ -345,10 +361,35 @@ def wrong_law_checks(
     def gap(cdf: Callable[[Array], Array]) -> float:
         return float(np.abs(derived["cdf"](grid) - cdf(grid)).max())
 
+    def wide_cdf(g: Array) -> Array:
+        return law.cdf(g, loc, 1.01 * scale)
+
     truths = (gap(normal_cdf), loc, 2 * scale**2, float(np.exp(-2)), gap(narrow_cdf))
+    rejected = tuple(Rejected(r.name, result=r, true_value=t) for r, t in zip(wrong, truths, strict=True))
+    # the resolution limit: the same tests, the same n and alpha, 1 % errors (certified miss bounds)
+    near = (
+        ("CDF: Laplace of scale 1.01 b", wrong[4], gap(wide_cdf)),
+        ("E[X] = mu + 0.01 b", replace(wrong[1], claimed=loc + 0.01 * scale), loc),
+        ("Var[X] = 2.02 b^2", replace(wrong[2], claimed=2.02 * scale**2), 2 * scale**2),
+        ("P(|X - mu| > 2b) = 1.01 e^-2", replace(wrong[3], claimed=1.01 * float(np.exp(-2))), float(np.exp(-2))),
+    )
+    power = tuple(
+        Compare(f"certified miss probability of '{r.name}' <= its level", e.alpha, "<=", r.alpha, kind="exact")
+        for r, e in zip(wrong, rejected, strict=True)
+    )
+    resolution = tuple(
+        Compare(
+            f"certified miss probability against the 1 % error '{nm}' <= its level",
+            miss_probability(r, t),
+            "<=",
+            r.alpha,
+            kind="exact",
+        )
+        for nm, r, t in near
+    )
     return WrongLawChecks(
-        evidence=tuple(Rejected(r.name, result=r, true_value=t) for r, t in zip(wrong, truths, strict=True)),
-        controls=tuple(Rejected(r.name, result=r, true_value=r.claimed) for r in checked),
+        evidence=(*rejected, *power),
+        controls=resolution,
         results=tuple(wrong),
         truths=truths,
         as_controls=tuple(Test(r.name, result=r, true_value=t) for r, t in zip(wrong[:4], truths[:4], strict=True)),
@@ -367,20 +408,29 @@ def tail_crossing(
     bracket: tuple[float, float] = (0.5, 10.0),
     guess: float = 2.4,
     dps: int = 30,
-    seed_figure: float = 2.3,
+    far: float = 30.0,
 ) -> TailCrossing:
-    r"""The root of :math:`e^{-u} - \operatorname{erfc}(u/2)`, :math:`u = t/b`, found twice.
+    r"""Where the two-sided tails :math:`e^{-u}` (Laplace) and :math:`\operatorname{erfc}(u/2)` (normal) cross.
 
-    ``scipy.optimize.brentq`` on ``bracket`` (where the function changes
-    sign) and ``mpmath.findroot`` from ``guess`` at ``dps`` digits must agree
-    to a relative 1e-10. No randomness, no false-alarm probability.
+    :math:`u = t/b`; the laws are :math:`\mathrm{Lap}(0, b)` and
+    :math:`N(0, 2b^2)`, of equal variance. The root of
+    :math:`d(u) = e^{-u} - \operatorname{erfc}(u/2)` is found twice,
+    ``scipy.optimize.brentq`` on ``bracket`` and ``mpmath.findroot`` from
+    ``guess`` at ``dps`` digits, which must agree to a relative 1e-10. Then
+    "heavier beyond the crossing" is checked where it can fail: on 3000 points
+    of :math:`(0, u^*)` the Laplace tail is the *lighter* one
+    (:math:`\max d < 0`) and on 3000 points of :math:`(u^*, \text{far}]` the
+    heavier one (:math:`\min d > 0`), with :math:`d` in mpmath at ``dps``
+    digits (no cancellation near the root). No randomness, no false alarm.
+
+    Control (must fail), the careless reading of "heavier tails": the
+    Laplace tail is at least the normal one at *every* :math:`u > 0`
+    (:math:`\min d \ge 0` over both grids).
 
     Returns
     -------
     TailCrossing
-        ``cross`` (brentq), ``cross_mp`` (mpmath); ``evidence``: the two
-        agree; ``controls``: the round figure ``seed_figure`` agrees with the
-        mpmath root to a relative 1e-3 (must fail).
+        ``cross`` (brentq), ``cross_mp`` (mpmath).
 
     Raises
     ------
@@ -390,9 +440,27 @@ def tail_crossing(
     cross = brentq(lambda u: np.exp(-u) - special.erfc(u / 2), *bracket)
     with mpmath.workdps(dps):
         cross_mp = mpmath.findroot(lambda u: mpmath.exp(-u) - mpmath.erfc(u / 2), guess)
+
+        def d(u: float) -> float:
+            return float(mpmath.exp(-mpmath.mpf(u)) - mpmath.erfc(mpmath.mpf(u) / 2))
+
+        root = float(cross_mp)
+        inside = [d(u) for u in np.linspace(0.0, root, 3002)[1:-1]]
+        beyond = [d(u) for u in np.linspace(root, far, 3001)[1:]]
     return TailCrossing(
-        evidence=(Close("crossing point: brentq = mpmath", cross, float(cross_mp), rtol=1e-10),),
-        controls=(Close(f"crossing point is {seed_figure:g} b", seed_figure, float(cross_mp), rtol=1e-3),),
+        evidence=(
+            Close("crossing point: brentq = mpmath", cross, float(cross_mp), rtol=1e-10),
+            Compare("max of e^-u - erfc(u/2) on (0, u*): Laplace tail lighter", max(inside), "<", 0),
+            Compare(f"min of e^-u - erfc(u/2) on (u*, {far:g}]: Laplace tail heavier", min(beyond), ">", 0),
+        ),
+        controls=(
+            Compare(
+                "careless reading: Laplace tail >= normal tail at every u > 0",
+                min(inside + beyond),
+                ">=",
+                0,
+            ),
+        ),
         cross=float(cross),
         cross_mp=cross_mp,
     )
@@ -468,34 +536,42 @@ def mgf_check(
 
 
 @dataclass(frozen=True)
-class ModeCheck(Experiment):
-    """The tests of P(X = mu) = 0 and of the seed's P(X = mu) = 1: ``checks``."""
+class WindowCheck(Experiment):
+    """The tests of the window probability and of its density-times-length reading: ``checks``."""
 
     checks: tuple[CheckResult, ...] = field(default=())
+    exact: float = math.nan
 
 
-def mode_probability(
+def window_probability(
     *,
     loc: float,
     scale: float,
+    half_width: float,
     n: int,
     alpha: float,
     seeds: tuple[int, int],
     sampler: Sampler | None = None,
-) -> ModeCheck:
-    r"""Test :math:`P(X = \mu) = 0` for :math:`X \sim \mathrm{Lap}(\mu, b)`, and seed 003's "most likely point".
+) -> WindowCheck:
+    r"""Test :math:`P(|X - \mu| < h) = 1 - e^{-h/b}` for :math:`X \sim \mathrm{Lap}(\mu, b)`, ``h = half_width``.
 
-    The count of samples equal to :math:`\mu` is binomial; the exact
-    Clopper--Pearson interval (:func:`dpcore.check_probability`) tests the
-    claim 0 (false alarm at most ``alpha``) and seed 003's reading
-    "the point that occurs with the highest probability", taken at its
-    extreme :math:`P(X=\mu) = 1`; the control's miss probability is the
-    exact binomial acceptance probability at the true value 0.
+    The window of width :math:`2h` about the mode is the most probable one
+    (the chapter proves it); its exact probability is
+    :math:`1 - e^{-h/b}`. The count of samples in it is binomial, and the
+    exact Clopper--Pearson interval (:func:`dpcore.check_probability`,
+    two-sided, level ``alpha``) tests that value. Control: the plausible
+    reading of the mode as "probability = density times length",
+    :math:`P(|X-\mu| < h) = 2h f(\mu) = h/b`, tested the same way (its own
+    samples, level ``alpha``); its miss probability is the exact binomial
+    acceptance probability at the true value
+    (:func:`dpbook.evidence.miss_probability`).
 
     Parameters
     ----------
     loc, scale : float
         :math:`\mu` and :math:`b`.
+    half_width : float
+        :math:`h > 0`.
     n : int
         Samples per test.
     alpha : float
@@ -507,19 +583,92 @@ def mode_probability(
 
     Returns
     -------
-    ModeCheck
-        ``checks`` (claim, seed's claim); ``evidence``: the claim's test;
-        ``controls``: the seed's claim, with the true value 0.
+    WindowCheck
+        ``checks`` (claim, control); ``exact``; ``evidence``: the claim's
+        test; ``controls``: the density-times-length claim, with the true value.
     """
     smp = laplace_sampler(loc, scale) if sampler is None else sampler
-    at_mode, seed_mode = (
-        dpcore.check_probability(smp, lambda v: v == loc, n, p, alpha=alpha, rng=sd, name=nm)
-        for p, sd, nm in [(0.0, seeds[0], "P(X = mu) = 0"), (1.0, seeds[1], "seed: P(X = mu) = 1")]
+    exact = -math.expm1(-half_width / scale)
+
+    def in_window(v: Array) -> NDArray[np.bool_]:
+        return np.abs(v - loc) < half_width
+
+    ok, linear = (
+        dpcore.check_probability(smp, in_window, n, p, alpha=alpha, rng=sd, name=nm)
+        for p, sd, nm in [
+            (exact, seeds[0], "P(|X - mu| < h) = 1 - e^(-h/b)"),
+            (half_width / scale, seeds[1], "wrong: P(|X - mu| < h) = 2h f(mu) = h/b"),
+        ]
     )
-    return ModeCheck(
-        evidence=(at_mode,),
-        controls=(Test(seed_mode.name, result=seed_mode, true_value=0.0),),
-        checks=(at_mode, seed_mode),
+    return WindowCheck(
+        evidence=(ok,),
+        controls=(Test(linear.name, result=linear, true_value=exact),),
+        checks=(ok, linear),
+        exact=exact,
+    )
+
+
+@dataclass(frozen=True)
+class TailNecessity(Experiment):
+    """Half-line event log-ratios of additive Laplace and normal noise; the largest of each."""
+
+    laplace_max: float = math.nan
+    normal_far: float = math.nan
+
+
+def tail_necessity(*, scale: float, shift: float, far: float, epsilon: float) -> TailNecessity:
+    r"""Pure DP needs tails at least exponential: Laplace noise meets it, normal noise of equal variance fails.
+
+    For additive noise :math:`Z` and answers :math:`0` and :math:`\Delta`
+    (``shift``), the events :math:`S_t = (t, \infty)` have probabilities
+    :math:`P(Z > t)` and :math:`P(Z > t - \Delta)`; :math:`\varepsilon`-DP needs
+    :math:`\log P(Z > t - \Delta) - \log P(Z > t) \le \varepsilon` for every
+    :math:`t`, so :math:`P(Z > t) \ge e^{-\varepsilon t/\Delta} P(Z > 0)`
+    along :math:`t = k\Delta`: tails at least exponential. Computed exactly
+    in floating point from ``scipy.stats`` log-survival functions (no sampling):
+
+    * Laplace :math:`\mathrm{Lap}(0, b)`: the largest log-ratio over 4001
+      points of :math:`t \in [-\text{far}, \text{far}]` equals
+      :math:`\Delta/b` (relative 1e-9; evidence);
+    * normal :math:`N(0, 2b^2)`, the same variance: the log-ratio at
+      :math:`t = \text{far}` exceeds ``epsilon`` (evidence: not
+      ``epsilon``-DP; the log-ratio grows like :math:`t\Delta/(2b^2)`).
+
+    Control (must fail), the plausible claim that tails do not matter: the
+    normal noise of the same variance is ``epsilon``-DP, i.e. its log-ratio
+    at ``far`` is at most ``epsilon``.
+    """
+    ts = np.linspace(-far, far, 4001)
+    lap = stats.laplace(0.0, scale)
+    lap_ratio = lap.logsf(ts - shift) - lap.logsf(ts)
+    nrm = stats.norm(0.0, math.sqrt(2) * scale)
+    normal_far = float(nrm.logsf(far - shift) - nrm.logsf(far))
+    return TailNecessity(
+        evidence=(
+            Close(
+                "Laplace: largest half-line log-ratio = Delta/b",
+                float(lap_ratio.max()),
+                shift / scale,
+                rtol=1e-9,
+            ),
+            Compare(
+                f"normal, same variance: half-line log-ratio at t = {far:g} > eps = {epsilon:g}",
+                normal_far,
+                ">",
+                epsilon,
+            ),
+        ),
+        controls=(
+            Compare(
+                f"tails do not matter: normal noise of the same variance is {epsilon:g}-DP "
+                f"(log-ratio at t = {far:g} <= {epsilon:g})",
+                normal_far,
+                "<=",
+                epsilon,
+            ),
+        ),
+        laplace_max=float(lap_ratio.max()),
+        normal_far=normal_far,
     )
 
 
