@@ -213,8 +213,16 @@ def test_seed_code_table() -> None:
 
 def test_seed_code_table_fails_a_correct_recipe() -> None:
     code = gm.seed_code_table((1.0, 0.1, 2.0, 5.0), 1e-5, ((0.5, 1e-60),), recipe=exact_recipe)
-    assert not all(holds(code.evidence))  # no 35 % excess at eps = 0.1
-    assert all(holds(code.controls))  # and the seed's statements would hold
+    assert all(holds(code.evidence))  # the evidence is about the corrected recipe
+    assert all(holds(code.controls))  # and the seed's statements would hold: the ledger fails the erratum
+
+
+def test_seed_code_table_fails_a_recipe_wrong_at_eps_one() -> None:
+    def off(epsilon: float, delta: float, sensitivity: float = 1.0, **kw: Any) -> Any:
+        out = exact_recipe(epsilon, delta, sensitivity, **kw)
+        return (1.01 * out[0], *out[1:]) if isinstance(out, tuple) else 1.01 * out
+
+    assert not all(holds(gm.seed_code_table((1.0, 0.1, 2.0, 5.0), 1e-5, ((0.5, 1e-60),), recipe=off).evidence))
 
 
 def test_seed_code_table_needs_its_epsilons() -> None:
@@ -254,9 +262,31 @@ def test_variance_as_std() -> None:
     assert var.real_test.n == N
 
 
-def test_variance_as_std_fails_a_wrong_example_sigma() -> None:
-    var = gm.variance_as_std(1.0, n=N, alpha=ALPHA)
-    assert not all(holds(var.evidence))  # the seed's example sigma is not 1
+def test_variance_as_std_fails_a_sampler_with_the_right_std() -> None:
+    def right_std(value: Any, sigma: float, rng: Any = None) -> Any:
+        return value + dpcore.as_generator(rng).normal(0.0, sigma, np.shape(value))
+
+    var = gm.variance_as_std(1.0, n=N, alpha=ALPHA, sampler=right_std)
+    assert not all(holds(var.evidence))  # its releases do not deliver the delta of std sigma^2
+
+
+# --------------------------------------------------------------------------- the L2 sensitivity of a d-vector
+
+
+def test_vector_sensitivity() -> None:
+    vs = gm.vector_sensitivity(0.0, 2.0, (1, 2, 9), epsilon=0.5, delta=1e-6)
+    assert_sound(vs)
+    assert [d for d, _ in vs.brute] == [1, 2, 3, 4] and vs.brute[-1][1] == pytest.approx(4.0)
+    # the seed's delta at d = 9 (sensitivity 6 against sigma calibrated for 2), from scipy's normal law
+    d9 = vs.rows[-1]
+    a, b = 6 / (2 * d9[2]), 0.5 * d9[2] / 6
+    assert d9[3] == pytest.approx(stats.norm.cdf(a - b) - math.exp(0.5) * stats.norm.cdf(-a - b), rel=1e-8)
+    assert d9[3] > 1e-6
+
+
+def test_vector_sensitivity_fails_a_calibration_to_max_minus_min() -> None:
+    vs = gm.vector_sensitivity(0.0, 1.0, (1, 4), calibrate=lambda s, e, d: dpcore.analytic_gaussian_sigma(1.0, e, d))
+    assert not all(holds(vs.evidence))
 
 
 def test_mechanism_distribution() -> None:
