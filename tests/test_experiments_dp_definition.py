@@ -38,6 +38,7 @@ def tables():
 def test_differencing_reads_the_bit_and_fails_on_identical_tables(tables):
     d1, d2, _ = tables
     assert holds(ex.differencing(d1, d2))
+    assert len(ex.differencing(d1, d2).controls) == 2
     assert failing(ex.differencing(d1, d1))  # Chandler's bit is 1 in both: the claim "0 in D2" fails
 
 
@@ -52,7 +53,7 @@ def test_neighbour_quantifier_measures_eps_and_two_eps(tables):
 def test_leak_mechanism_is_zero_delta_dp_exactly():
     res = ex.leak_mechanism(Fraction(1, 7))
     assert holds(res)
-    assert len(res.evidence) == 2 and len(res.controls) == 2
+    assert len(res.evidence) == 2 and len(res.controls) == 1
 
 
 def test_optimal_test_quadrature_catches_a_wrong_formula():
@@ -68,10 +69,25 @@ def test_attack_game_small_n_and_wrong_sensitivity(tables):
     res = ex.attack_game(a1, a2, 2.0, [0.5, 1.0], n=4000, seed=11)
     assert all(as_evidence(e).holds for e in res.evidence)  # false alarm <= 1e-6
     assert len(res.rows) == 2 and res.rows[1][0] == 1.0
+    assert len(res.controls) == 2  # the half-noise mechanism's games, one per epsilon
     # calibrated to sensitivity 1, the exact success is no longer 1 - e^(-eps/4)/2
     assert failing(ex.attack_game(a1, a2, 1.0, [1.0], n=100, seed=11))
-    with pytest.raises(ValueError):
-        ex.attack_game(a1, a2, 2.0, [0.5, 2.0], n=100, seed=11)  # epsilon = 1 is needed for the control
+
+
+def test_rappor_epsilons_from_its_flip_probabilities():
+    res = ex.rappor()
+    assert holds(res)
+    assert res.mass_on_bits == 1
+    assert res.eps_permanent == pytest.approx(4 * math.log(3), rel=1e-12)  # f = 1/2, h = 2
+    # q* = 11/16, p* = 9/16 for f = p = 1/2, q = 3/4: eps_1 = 2 log(11 * 7 / (9 * 5))
+    assert res.eps_one_report == pytest.approx(2 * math.log(77 / 45), rel=1e-12)
+    assert holds(ex.rappor(bits=6, hashes=3, f=Fraction(1, 4), p=Fraction(1, 4), q=Fraction(1, 2)))
+
+
+def test_k_answers_rejects_the_single_answer_bound():
+    res = ex.k_answers(10, 0.2, n=200_000, seed=2)
+    assert holds(res) and res.loss == pytest.approx(2.0, rel=1e-12)
+    assert sum(as_evidence(e).alpha or 0.0 for e in res.evidence) <= 1e-6
 
 
 def test_sensitivity_table_matches_closed_forms_and_factor_two():
@@ -127,11 +143,9 @@ def test_realistic_cohort_and_release_errors():
 
 def test_rappor_attribute_inference_membership_and_gap_hold_at_small_n():
     for res in (
-        ex.rappor(n=3000, seed=1),
         ex.attribute_inference(0.5, n=3000, seed=1),
         ex.membership(n=3000, seed=1),
         ex.output_gap(n=3000, seed=1),
-        ex.k_answers(4, 0.2, n=3000, seed=1),
     ):
         assert all(as_evidence(e).holds for e in res.evidence)  # each at false alarm <= 1e-6
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+from scipy import integrate, stats
 
 import dpcore
 from dpbook.evidence import Close, Compare, Fact, Rejected, Test
@@ -35,7 +35,7 @@ from dpcore.attacks import (
     optimal_test_success_numeric,
 )
 from dpcore.mechanisms import randomized_response
-from dpcore.montecarlo import CheckResult, check_cdf, check_mean, check_probability, check_variance, probability_result
+from dpcore.montecarlo import CheckResult, check_mean, check_probability, check_variance, probability_result
 from dpcore.privacy_loss import laplace_max_interval_log_ratio
 from dpcore.sensitivity import global_sensitivity, l1_sensitivity, l2_sensitivity, neighbouring_pairs
 
@@ -86,23 +86,35 @@ def q4_q5(rows: ArrayLike) -> NDArray[np.float64]:
 
 
 def differencing(d1: MedicalTable, d2: MedicalTable) -> Experiment:
-    """Seed 004's differencing attack ``Q_5 - Q_4`` on its two tables.
+    """Seed 004's differencing attack ``Q_5 - Q_4`` on its two tables, and on every table.
 
     Deterministic: the seed's numbers ``Q_5(D_1) = 3``, ``Q_4(D_1) = 2``;
     ``Q_5 - Q_4`` is Chandler's bit in both tables; ``Q_r - Q_{r-1}`` reads
-    every row. Control: the difference on ``D_2`` equals the bit of ``D_1``.
+    every row of both; and over all 32 five-row tables of bits,
+    ``Q_5 - Q_4`` equals the fifth bit. Controls, the two slips a careless
+    reader makes: the off-by-one difference ``Q_4 - Q_3`` reads the fifth bit
+    of every table; ``Q_5`` alone determines the fifth bit (no two tables with
+    the same ``Q_5`` differ in it).
     """
     reads_every_row = all(
         differencing_attack(t, nm) == t.diabetes[t.row_of(nm) - 1] for t in (d1, d2) for nm in t.names
     )
     on_d1, on_d2 = differencing_attack(d1, "Chandler"), differencing_attack(d2, "Chandler")
+    every = [(_partial_sums(rows), rows[4]) for rows in itertools.product((0, 1), repeat=5)]
+    by_q5: dict[float, set[int]] = {}
+    for q, bit in every:
+        by_q5.setdefault(float(q[4]), set()).add(bit)
     return Experiment(
         (
             Fact("Q5(D1) = 3 and Q4(D1) = 2 (the seed's numbers)", (d1.partial_sum(5), d1.partial_sum(4)) == (3, 2)),
             Fact("Q5 - Q4 = Chandler's bit: 1 in D1, 0 in D2", on_d1 == 1 and on_d2 == 0),
             Fact("the same difference reads every row of both tables", reads_every_row),
+            Fact("Q5 - Q4 = row 5's bit in all 32 tables of bits", all(q[4] - q[3] == bit for q, bit in every)),
         ),
-        (Fact("Q5 - Q4 on D2 equals Chandler's bit in D1", on_d2 == 1),),
+        (
+            Fact("off by one: Q4 - Q3 = row 5's bit in all 32 tables", all(q[3] - q[2] == bit for q, bit in every)),
+            Fact("Q5 alone determines row 5's bit", all(len(bits) == 1 for bits in by_q5.values())),
+        ),
     )
 
 
@@ -146,24 +158,38 @@ def leak_mechanism(delta: Fraction) -> Experiment:
     """The mechanism that publishes the data set with probability ``delta``, in exact arithmetic.
 
     Its output law on ``{bottom, D, D'}``: every one of the 8 events moves by
-    at most ``delta`` (so it is ``(0, delta)``-DP), the leak event has an
-    infinite probability ratio (so no finite epsilon). Controls: the excess
-    is at most ``delta / 2``; the ratio is finite.
+    at most ``delta`` (so it is ``(0, delta)``-DP), and the largest event
+    log-ratio ``log P_D(S)/P_D'(S)`` over the 8 events is infinite (so no
+    finite epsilon). Control, the careless "a small delta is a small epsilon":
+    the mechanism is ``log(1 + delta)``-DP, i.e. the largest event log-ratio is
+    at most ``log(1 + delta)``.
     """
     zero = Fraction(0)
     p_d = np.array([1 - delta, delta, zero], dtype=object)
     p_dp = np.array([1 - delta, zero, delta], dtype=object)
     events = [np.array(m, dtype=bool) for m in itertools.product([0, 1], repeat=3)]
     excess = max(abs(p_d[e].sum() - p_dp[e].sum()) for e in events)
-    ratio = p_d[1] / p_dp[1] if p_dp[1] > 0 else math.inf  # event {output = D}
+
+    def log_ratio(e: NDArray[np.bool_]) -> float:
+        a, c = Fraction(p_d[e].sum()), Fraction(p_dp[e].sum())
+        if a == 0:
+            return -math.inf
+        return math.inf if c == 0 else math.log(a / c)
+
+    worst = max(max(log_ratio(e) for e in events), max(-log_ratio(e) for e in events if p_dp[e].sum() > 0))
     return Experiment(
         (
             Fact("max event excess = delta exactly: (0, delta)-DP", excess == delta),
-            Fact("ratio on the leak event is infinite: no finite eps", math.isinf(ratio)),
+            Compare("largest event log-ratio: infinite, no finite eps", worst, "==", math.inf, kind="exact"),
         ),
         (
-            Fact("max event excess <= delta / 2", excess <= delta / 2),
-            Fact("ratio on the leak event is finite", not math.isinf(ratio)),
+            Compare(
+                "small delta, small eps: largest event log-ratio <= log(1 + delta)",
+                worst,
+                "<=",
+                math.log1p(float(delta)),
+                kind="exact",
+            ),
         ),
     )
 
@@ -215,58 +241,58 @@ def attack_game(
     n: int,
     seed: int,
 ) -> Attack:
-    """The likelihood-ratio attacker against the Laplace release of ``(Q_4, Q_5)``.
+    """The likelihood-ratio attacker against the Laplace release of ``(Q_4, Q_5)``, and against half the noise.
 
     A fair coin picks one of the two tables, :func:`dpcore.laplace_mechanism`
     releases its answers at ``epsilon`` (calibrated to ``sensitivity``), the
     optimal test guesses (:func:`dpcore.attack_trial_sampler`); ``n`` games
-    per epsilon, drawn from ``seed + i`` for the i-th epsilon. Each count of
-    correct guesses is tested twice by Clopper--Pearson: two-sided against
-    :func:`dpcore.laplace_optimal_test_success` and one-sided ("<=") against
-    :func:`dpcore.dp_test_success_bound`. The exact success is compared with
+    per epsilon, drawn from ``seed + i`` for the i-th epsilon. Evidence: the
+    exact success :func:`dpcore.laplace_optimal_test_success` equals
     ``1 - e^(-eps/4)/2`` (the chapter's formula for ``Delta = 1``,
-    ``b = 2/eps``).
+    ``b = 2/eps``, relative 1e-14) and lies below
+    :func:`dpcore.dp_test_success_bound`; the count of correct guesses is
+    tested two-sided by Clopper--Pearson against the exact success.
 
-    Control: at ``epsilon = 1`` (which must be among ``epsilons``), the
-    success equals the bound (two-sided). Every test and the control run at
-    ``alpha = 1e-6 / (2 len(epsilons) + 1)``: the budget is 1e-6.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilons`` does not contain 1 (the control's epsilon).
+    Controls (a one-sided "success <= bound" test is no control: the
+    half-noise mechanism passes it, 0.697 < 0.731 at eps = 1): the same game
+    against :func:`dpbook.flawed.laplace_stray_factor_two` (scale
+    ``sensitivity / (2 eps)``, only ``2 eps``-DP; ``n`` games from
+    ``seed + 50 + i``), tested two-sided against the *honest* exact success,
+    must be rejected; its miss probability is the exact binomial acceptance
+    probability at its true success ``1 - e^(-eps/2)/2``. Each test at
+    ``alpha = 1e-6 / (len(epsilons) + 1)``; the controls' miss probabilities
+    are added to the budget by the ledger.
     """
     eps_list = [float(e) for e in epsilons]
-    if 1.0 not in eps_list:
-        raise ValueError(f"epsilons must contain 1.0 (the control is at epsilon = 1); got {eps_list}")
-    alpha = 1e-6 / (2 * len(eps_list) + 1)
+    alpha = 1e-6 / (len(eps_list) + 1)
     rows = []
+    controls = []
     for i, eps in enumerate(eps_list):
 
         def mech(v: NDArray[np.float64], g: np.random.Generator, eps: float = eps) -> NDArray[np.float64]:
             return dpcore.laplace_mechanism(v, sensitivity, eps, g)
 
-        gen = dpcore.as_generator(seed + i)
-        hits = int(attack_trial_sampler(answers_1, answers_2, mech)(gen, n).sum())
+        def half(v: NDArray[np.float64], g: np.random.Generator, eps: float = eps) -> NDArray[np.float64]:
+            return laplace_stray_factor_two(v, sensitivity, eps, g)
+
+        hits = int(attack_trial_sampler(answers_1, answers_2, mech)(dpcore.as_generator(seed + i), n).sum())
         exact = laplace_optimal_test_success(answers_1, answers_2, dpcore.laplace_scale(sensitivity, eps))
         bound = dp_test_success_bound(eps)
         r_exact = probability_result(hits, n, exact, alpha=alpha, name=f"success = exact (eps={eps})")
-        r_bound = probability_result(
-            hits, n, bound, alternative="less", alpha=alpha, name=f"success <= bound (eps={eps})"
+        half_hits = int(attack_trial_sampler(answers_1, answers_2, half)(dpcore.as_generator(seed + 50 + i), n).sum())
+        r_half = probability_result(
+            half_hits, n, exact, alpha=alpha, name=f"half-noise mechanism: success = honest exact (eps={eps})"
         )
-        rows.append((eps, hits / n, r_exact.ci_low, r_exact.ci_high, exact, bound, r_exact, r_bound))
-    at_one = rows[eps_list.index(1.0)]
-    at_bound = probability_result(int(at_one[1] * n), n, at_one[5], alpha=alpha, name="wrong: success = bound (eps=1)")
-    evidence = [
+        half_true = laplace_optimal_test_success(answers_1, answers_2, dpcore.laplace_scale(sensitivity, 2 * eps))
+        controls.append(Test(r_half.name, result=r_half, true_value=half_true))
+        rows.append((eps, hits / n, r_exact.ci_low, r_exact.ci_high, exact, bound, r_exact, r_half))
+    evidence: list[Any] = [
         Close(f"exact success at eps={r[0]} = 1 - e^(-eps/4)/2", r[4], 1 - 0.5 * math.exp(-r[0] / 4), rtol=1e-14)
         for r in rows
     ]
-    evidence += [t for r in rows for t in (r[6], r[7])]
-    return Attack(
-        tuple(evidence),
-        (Test(at_bound.name, result=at_bound, true_value=at_one[4]),),
-        rows=tuple(rows),
-    )
+    evidence += [Compare(f"exact success < bound (eps={r[0]})", r[4], "<", r[5]) for r in rows]
+    evidence += [r[6] for r in rows]
+    return Attack(tuple(evidence), tuple(controls), rows=tuple(rows))
 
 
 @dataclass(frozen=True)
@@ -352,19 +378,22 @@ class HalfNoise(Experiment):
     rows: tuple[tuple[Any, ...], ...] = ()
 
 
-def half_sensitivity(answer_1: float, answer_2: float, attack: Attack, *, n: int, seed: int) -> HalfNoise:
+def half_sensitivity(answer_1: float, answer_2: float, *, n: int, seed: int) -> HalfNoise:
     """The attack on ``Q_5`` released with noise calibrated to half its sensitivity.
 
     :func:`dpbook.flawed.laplace_stray_factor_two` at ``eps = 0.5, 1, 2``
-    (``n`` games each, from ``seed + j``) is only ``2 eps``-DP: the check
-    "success <= e^eps/(1+e^eps)" must reject it, while the two-sided check
-    against its true success ``1 - e^(-eps)/2`` passes. Controls: the same
-    rejection applied to the honest mechanism of ``attack`` at ``eps = 0.5, 1``
-    must not happen. Three tests, three rejections and two controls at
-    ``1e-6 / 8`` each.
+    (``n`` games each, from ``seed + j``) is only ``2 eps``-DP: the one-sided
+    Clopper--Pearson check "success <= e^eps/(1+e^eps)" must reject it (miss
+    probability: exact binomial acceptance at the true success
+    ``1 - e^(-eps)/2``), while the two-sided check against that true success
+    passes. Controls, the plausible "a Laplace mechanism attains the bound of
+    its true epsilon": the success equals ``e^(2 eps)/(1+e^(2 eps))``
+    (two-sided, same games; miss probability from the true success). Every
+    test at ``1e-6 / 4``.
     """
-    alpha = 1e-6 / 8
+    alpha = 1e-6 / 4
     rows = []
+    controls = []
     for j, e_ in enumerate((0.5, 1.0, 2.0)):
 
         def flawed_mech(v: NDArray[np.float64], g: np.random.Generator, e_: float = e_) -> NDArray[np.float64]:
@@ -384,10 +413,18 @@ def half_sensitivity(answer_1: float, answer_2: float, attack: Attack, *, n: int
         truth = probability_result(
             hits, n, true_h, alpha=alpha, name=f"half-sensitivity noise: success = 1 - exp(-eps)/2 (eps={e_})"
         )
+        at_2eps = probability_result(
+            hits,
+            n,
+            dp_test_success_bound(2 * e_),
+            alpha=alpha,
+            name=f"wrong: half-noise success = e^(2 eps)/(1+e^(2 eps)) (eps={e_})",
+        )
+        controls.append(Test(at_2eps.name, result=at_2eps, true_value=true_h))
         rows.append((e_, hits / n, caught, truth, true_h))
     return HalfNoise(
         (*[Rejected(r[2].name, result=r[2], true_value=r[4]) for r in rows], *[r[3] for r in rows]),
-        tuple(Rejected(r[7].name, result=r[7], true_value=r[4]) for r in attack.rows if r[0] in (0.5, 1.0)),
+        tuple(controls),
         rows=tuple(rows),
     )
 
@@ -729,10 +766,19 @@ def averaging(
 
 @dataclass(frozen=True)
 class Composition(Experiment):
-    """``k`` fresh-noise answers: the exact loss, and the attack against the single-answer bound at 95 %."""
+    """``k`` fresh-noise answers: the exact loss, and the attack against the single-answer bound."""
 
     loss: float = math.nan
     shown: CheckResult | None = None
+    vote_success: float = math.nan
+
+
+def _vote_success(k: int, epsilon: float) -> float:
+    """Exact success of the majority vote over ``k`` answers of ``Q_5`` (shift 1, scale ``1/eps``), ties by coin."""
+    r_right = 1 - 0.5 * math.exp(-0.5 * epsilon)  # one answer on the right side of the midpoint
+    vote = stats.binom(k, r_right)
+    tie = 0.5 * vote.pmf(k // 2) if k % 2 == 0 else 0.0
+    return float(vote.sf(k // 2) + tie)
 
 
 def k_answers(k: int, epsilon: float, *, n: int, seed: int) -> Composition:
@@ -741,12 +787,15 @@ def k_answers(k: int, epsilon: float, *, n: int, seed: int) -> Composition:
     The largest event log-ratio over every box of a 45-point grid per
     coordinate (:func:`dpcore.laplace_max_interval_log_ratio`) and the
     log-likelihood ratio far out (:func:`dpcore.laplace_log_likelihood_ratio`)
-    are ``k epsilon``; the likelihood-ratio attacker (``n`` games from
-    ``seed``) succeeds with at most ``e^(k eps)/(1+e^(k eps))`` (one-sided
-    Clopper--Pearson at 1e-6, the budget). The same games against the
-    single-answer bound are tested at 95 % only, in ``shown`` (for the
-    reader, not asserted). Control: the loss of ``k`` answers is at most
-    ``epsilon``.
+    are ``k epsilon`` (relative 1e-12). The likelihood-ratio attacker (``n``
+    games from ``seed``) is tested twice by one-sided Clopper--Pearson:
+    "success <= e^(k eps)/(1+e^(k eps))" must pass (level 5e-7), and the
+    single-answer bound "success <= e^eps/(1+e^eps)" must be *rejected*
+    (level 5e-7). The rejection's miss probability is the exact binomial
+    acceptance probability at the majority vote's exact success (a binomial
+    sum): the likelihood-ratio test is optimal, so its success is at least
+    the vote's, and acceptance only falls as the true success rises. Control:
+    the loss of ``k`` answers is at most ``epsilon`` (no composition).
     """
     box_edges = np.concatenate([[-np.inf], np.linspace(-3.0, 8.0, 45), [np.inf]])
     a1, a2 = np.full(k, 3.0), np.full(k, 2.0)
@@ -758,21 +807,24 @@ def k_answers(k: int, epsilon: float, *, n: int, seed: int) -> Composition:
 
     hits = int(attack_trial_sampler(a1, a2, answers)(dpcore.as_generator(seed), n).sum())
     total, single = (
-        probability_result(hits, n, dp_test_success_bound(e), alternative="less", alpha=a, name=name)
-        for e, a, name in (
-            (k * epsilon, 1e-6, f"{k} answers at eps={epsilon}: success <= e^(k eps)/(1+e^(k eps))"),
-            (epsilon, 0.05, f"{k} answers at eps={epsilon}: success <= e^eps/(1+e^eps) (shown at 95 %)"),
+        probability_result(hits, n, dp_test_success_bound(e), alternative="less", alpha=5e-7, name=name)
+        for e, name in (
+            (k * epsilon, f"{k} answers at eps={epsilon}: success <= e^(k eps)/(1+e^(k eps))"),
+            (epsilon, f"{k} answers at eps={epsilon}: success <= e^eps/(1+e^eps) (one answer's bound)"),
         )
     )
+    vote = _vote_success(k, epsilon)
     return Composition(
         (
             Close("max event log-ratio of k answers = k eps", loss, k * epsilon, rtol=1e-12),
             Close("log-likelihood ratio far out = k eps", far, k * epsilon, rtol=1e-12),
             total,
+            Rejected(single.name, result=single, true_value=vote),
         ),
         (Compare("k fresh-noise answers keep the loss of one (eps)", loss, "<=", epsilon),),
         loss=loss,
         shown=single,
+        vote_success=vote,
     )
 
 
@@ -916,8 +968,10 @@ def attribute_inference(epsilon: float, *, n: int, seed: int) -> Experiment:
     sensitivity 2 under replacement by brute force, so ``b = 4`` at 0.5):
     guessing from the population succeeds with 0.9 (``seed``), guessing Bob's
     record when it is a fair coin with 1/2 (``seed + 2``), both two-sided
-    Clopper--Pearson. Control: the seed's claim that the population guess
-    succeeds with at most ``e^eps/(1+e^eps)`` (``seed + 1``). Two tests and a
+    Clopper--Pearson; the histogram's sensitivity under replacement is 2 by
+    brute force. Control: the seed's claim that the population guess
+    succeeds with at most ``e^eps/(1+e^eps)`` (one-sided, ``seed + 1``; miss
+    probability: exact binomial acceptance at the true 0.9). Two tests and a
     control at ``1e-6 / 3``.
     """
     alpha = 1e-6 / 3
@@ -954,53 +1008,102 @@ def attribute_inference(epsilon: float, *, n: int, seed: int) -> Experiment:
             pop,
             ind,
             Close("histogram sensitivity under replacement = 2", sens, 2.0, atol=0, kind="exact"),
-            Close("Laplace scale b = 4", dpcore.laplace_scale(sens, epsilon), 4.0, rtol=1e-15),
-            Close("bound e^0.5/(1+e^0.5) = 0.62", dp_test_success_bound(epsilon), 0.62, atol=0.005),
         ),
         (Test(pop_bound.name, result=pop_bound, true_value=0.9),),
     )
 
 
-def rappor(*, n: int, seed: int) -> Experiment:
-    """RAPPOR's reports are randomised-response bits, not Laplace releases.
+@dataclass(frozen=True)
+class Rappor(Experiment):
+    """RAPPOR's privacy computed from its flip probabilities: brute force and the paper's closed forms."""
 
-    :func:`dpcore.randomized_response` at ``eps = log 3`` on the bit 1:
-    ``P(report = bit) = e^eps/(1+e^eps)`` (two-sided Clopper--Pearson, ``n``
-    reports from ``seed``) and every report of ``n`` (from ``seed + 1``) is a
-    bit. Control: the reports follow ``bit + Lap(1/eps)`` (DKW on 141 grid
-    points, from ``seed + 2``). Each at ``1e-6 / 3``.
+    eps_permanent: float = math.nan
+    eps_one_report: float = math.nan
+    mass_on_bits: Fraction = Fraction(0)
+
+
+def rappor(
+    *,
+    bits: int = 8,
+    hashes: int = 2,
+    f: Fraction = Fraction(1, 2),
+    p: Fraction = Fraction(1, 2),
+    q: Fraction = Fraction(3, 4),
+) -> Rappor:
+    """RAPPOR's published mechanism (Erlingsson, Pihur & Korolova 2014), in exact rational arithmetic.
+
+    A value is hashed into a Bloom filter ``B`` of ``bits`` bits with
+    ``hashes`` ones. The *permanent* randomised response sets each bit to 1
+    with probability ``f/2``, to 0 with ``f/2``, and keeps it otherwise
+    (``B'``); the *instantaneous* one reports ``S_i = 1`` with probability
+    ``q`` if ``B'_i = 1`` and ``p`` if ``B'_i = 0``. So a single report has
+    ``P(S_i = 1) = q* = f(p+q)/2 + (1-f) q`` where ``B_i = 1`` and
+    ``p* = f(p+q)/2 + (1-f) p`` where ``B_i = 0``.
+
+    Two values with disjoint filters (they differ in ``2 hashes`` bits, the
+    worst case) are compared by brute force over all ``2^bits`` outputs of
+    the exact laws of ``B'`` and of ``S``: the largest log-ratio must equal
+    the paper's ``eps_inf = 2h log((1 - f/2)/(f/2))`` and
+    ``eps_1 = h log(q* (1 - p*) / (p* (1 - q*)))`` (relative 1e-12), and the
+    report law puts probability exactly 1 on ``{0, 1}^bits``: RAPPOR's
+    reports are bits and its epsilon comes from the flip probabilities.
+
+    Control, seed 003's statement that RAPPOR is an application of Laplace
+    noise: reports ``bit + Laplace noise`` have a density, so they put
+    probability 0 on the finite set ``{0, 1}^bits``; RAPPOR's exact law
+    would have to put 0 there. No randomness.
     """
-    eps_rr = math.log(3.0)  # keep the bit with probability 3/4
-    alpha = 1e-6 / 3
+    h = hashes
+    b1 = np.zeros(bits, dtype=int)
+    b1[:h] = 1
+    b2 = np.zeros(bits, dtype=int)
+    b2[h : 2 * h] = 1
+    half_f = f / 2
+    q_star, p_star = half_f * (p + q) + (1 - f) * q, half_f * (p + q) + (1 - f) * p
 
-    def reports(g: np.random.Generator, size: int) -> NDArray[np.int64]:
-        return randomized_response(np.ones(size, dtype=int), eps_rr, g)
+    def law(prob_one: Callable[[int], Fraction], filt: NDArray[np.int64]) -> dict[tuple[int, ...], Fraction]:
+        out = {}
+        for s_ in itertools.product((0, 1), repeat=bits):
+            pr = Fraction(1)
+            for bit, si in zip(filt, s_, strict=True):
+                one = prob_one(int(bit))
+                pr *= one if si else 1 - one
+            out[s_] = pr
+        return out
 
-    keep = check_probability(
-        reports,
-        lambda r: r == 1,
-        n,
-        dp_test_success_bound(eps_rr),
-        alpha=alpha,
-        rng=seed,
-        name="RR: P(report = bit) = e^eps/(1+e^eps)",
-    )
-    bits = randomized_response(np.ones(n, dtype=int), eps_rr, dpcore.as_generator(seed + 1))
-    grid = np.linspace(-3.0, 4.0, 141)
-    lap_bit_cdf = stats.laplace(1.0, 1 / eps_rr).cdf  # the seed's reading: bit + Lap(1/eps)
-    vs_laplace = check_cdf(
-        reports, n, lap_bit_cdf, grid=grid, alpha=alpha, rng=seed + 2, name="RR reports follow bit + Lap(1/eps)"
-    )
-    rr_cdf = np.where(grid < 0, 0.0, np.where(grid < 1, 0.25, 1.0))
-    return Experiment(
-        (keep, Fact("every randomised-response report is a bit", bool(np.isin(bits, (0, 1)).all()))),
+    def max_log_ratio(l1: dict[tuple[int, ...], Fraction], l2: dict[tuple[int, ...], Fraction]) -> float:
+        return max(math.log(l1[o] / l2[o]) for o in l1)
+
+    def permanent(bit: int) -> Fraction:
+        return 1 - half_f if bit else half_f
+
+    def one_report(bit: int) -> Fraction:
+        return q_star if bit else p_star
+
+    eps_perm = max_log_ratio(law(permanent, b1), law(permanent, b2))
+    report_1 = law(one_report, b1)
+    eps_one = max_log_ratio(report_1, law(one_report, b2))
+    mass = sum(report_1.values(), Fraction(0))
+    paper_inf = 2 * h * math.log((1 - half_f) / half_f)
+    paper_one = h * math.log(q_star * (1 - p_star) / (p_star * (1 - q_star)))
+    return Rappor(
         (
-            Test(
-                vs_laplace.name,
-                result=vs_laplace,
-                true_value=float(np.max(np.abs(rr_cdf - lap_bit_cdf(grid)))),
+            Close("permanent RR: brute-force max log-ratio = 2h log((1 - f/2)/(f/2))", eps_perm, paper_inf, rtol=1e-12),
+            Close("one report: brute-force max log-ratio = h log(q*(1-p*)/(p*(1-q*)))", eps_one, paper_one, rtol=1e-12),
+            Fact("the report law puts probability exactly 1 on {0, 1}^k (bits)", mass == 1),
+        ),
+        (
+            Compare(
+                "seed: RAPPOR adds Laplace noise, so P(report in {0, 1}^k) = 0",
+                float(mass),
+                "==",
+                0.0,
+                kind="exact",
             ),
         ),
+        eps_permanent=eps_perm,
+        eps_one_report=eps_one,
+        mass_on_bits=mass,
     )
 
 
@@ -1025,14 +1128,16 @@ class Clipping(Experiment):
 
 
 def dp_sgd_clipping(clip: float, dim: int, epsilon: float, delta: float) -> Clipping:
-    """DP-SGD clips in L2: the Gaussian mechanism fits, Laplace at the clip norm does not.
+    r"""DP-SGD clips in L2: the Gaussian mechanism fits, Laplace at the clip norm does not.
 
     Per-example gradients of norm ``clip`` in ``dim`` dimensions (the basis
     vectors, their negatives and the ``2^dim`` sign vectors of norm 1): the
     sum's L2 sensitivity is ``clip`` and its L1 sensitivity ``sqrt(dim) clip``
     (:func:`dpcore.l2_sensitivity`, :func:`dpcore.l1_sensitivity`, brute
     force); Gaussian noise from :func:`dpcore.analytic_gaussian_sigma`
-    delivers ``delta``. Control: Laplace noise calibrated to the clip norm
+    delivers ``delta``, computed here by quadrature of
+    :math:`\int \max(0, p_C - e^\varepsilon p_0)` (``scipy.integrate.quad``,
+    relative 1e-6), not by dpcore's own formula. Control: Laplace noise calibrated to the clip norm
     keeps every box's log ratio (a 341-point grid per coordinate) within
     ``epsilon``.
     """
@@ -1047,15 +1152,20 @@ def dp_sgd_clipping(clip: float, dim: int, epsilon: float, delta: float) -> Clip
     worst = np.full(dim, 0.5 * clip)  # the gradient that attains the L1 sensitivity
     lap = laplace_max_interval_log_ratio(np.zeros(dim), worst, dpcore.laplace_scale(clip, epsilon), _box_edges_4())
     sigma = dpcore.analytic_gaussian_sigma(l2_clip, epsilon, delta)
+    # delivered delta by quadrature, independent of dpcore's formula: the hockey-stick divergence
+    # of N(C, sigma^2) from N(0, sigma^2), integrated from where the densities' ratio exceeds e^eps
+    start = l2_clip / 2 + epsilon * sigma**2 / l2_clip
+    n0, n1 = stats.norm(0.0, sigma), stats.norm(l2_clip, sigma)
+    quad_delta = integrate.quad(lambda z: n1.pdf(z) - math.exp(epsilon) * n0.pdf(z), start, np.inf, epsabs=1e-14)[0]
     return Clipping(
         (
             Close("L2 sensitivity of the clipped sum = C (brute force)", l2_clip, clip, atol=1e-12),
             Close("L1 sensitivity = sqrt(d) C", l1_clip, math.sqrt(dim) * clip, atol=1e-12),
-            Compare(
-                "Gaussian noise calibrated to C: delivered delta",
-                dpcore.gaussian_delta(sigma, l2_clip, epsilon),
-                "<=",
+            Close(
+                "Gaussian noise calibrated to C: delta by quadrature = target",
+                quad_delta,
                 delta,
+                rtol=1e-6,
             ),
         ),
         (
