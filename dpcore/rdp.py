@@ -440,19 +440,29 @@ _VECTOR_TERMS = 1 << 16
 def _log_a_integer(n: NDArray[np.int64], log_q: float, log_1mq: float, inv_two_s2: float) -> NDArray[np.float64]:
     r"""``log A_n`` of Mironov, Talwar & Zhang (2019) at integer orders ``n >= 1`` (``A_1 = 1``).
 
-    :math:`A_n = \sum_{k=0}^{n} \binom{n}{k} (1-q)^{n-k} q^k e^{(k^2-k)/(2\sigma^2)}`,
-    summed in log space (binomials by ``gammaln``, each order's terms shifted
-    by their largest). Up to :data:`_VECTOR_TERMS` terms in all, every order
+    :math:`A_n = \sum_{k=0}^{n} \binom{n}{k} (1-q)^{n-k} q^k e^{(k^2-k)/(2\sigma^2)}`.
+    Since the binomial weights sum to 1, :math:`A_n - 1 = \sum_{k\ge2} \binom{n}{k} (1-q)^{n-k} q^k
+    \big(e^{(k^2-k)/(2\sigma^2)} - 1\big)`, a sum of positive terms: it is summed in log space
+    (binomials by ``gammaln``, :math:`\log(e^x - 1)` without cancellation, each order's terms shifted by
+    their largest) and :math:`\log A_n = \log(1 + (A_n - 1))`. Summing :math:`A_n` itself lost every
+    digit of an RDP below about 1e-16 (issue 28: at sigma 1e8, q 0.5, order 2 it gave 0 for 2.5e-17, at
+    sigma 100, q 1e-10 1.65e-17 for 1e-24). Up to :data:`_VECTOR_TERMS` terms in all, every order
     at once (``reduceat`` over the concatenated terms); beyond, one order at
     a time, so that memory stays linear in the largest order.
     """
 
     def terms_of(order: float | NDArray[np.float64], k: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The logs of the terms k of A_order (``order`` a scalar or an array like ``k``)."""
+        """The logs of the terms k of A_order - 1 (``order`` a scalar or an array like ``k``; -inf for k < 2)."""
         log_binom = special.gammaln(order + 1.0) - special.gammaln(k + 1.0) - special.gammaln(order - k + 1.0)
         with np.errstate(invalid="ignore"):  # 0 * log(0) when q = 1: that term is absent
             rest = np.where(order - k > 0, (order - k) * log_1mq, 0.0)
-        return np.asarray(log_binom + rest + k * log_q + (k * k - k) * inv_two_s2, dtype=np.float64)
+        x = (k * k - k) * inv_two_s2
+        with np.errstate(divide="ignore", over="ignore"):  # log(e^x - 1): -inf at x = 0 (k = 0, 1)
+            log_expm1 = np.where(x > 1.0, x + np.log1p(-np.exp(-np.minimum(x, 1e300))), np.log(np.expm1(x)))
+        return np.asarray(log_binom + rest + k * log_q + log_expm1, dtype=np.float64)
+
+    def log1p_exp(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(np.where(x > 0.0, x + np.log1p(np.exp(-np.abs(x))), np.log1p(np.exp(np.minimum(x, 0.0)))))
 
     out = np.zeros(n.shape, dtype=float)
     big = n.ravel() > 1
@@ -461,13 +471,13 @@ def _log_a_integer(n: NDArray[np.int64], log_q: float, log_1mq: float, inv_two_s
         order = np.repeat(n.ravel()[big].astype(float), sizes)
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         terms = terms_of(order, np.arange(order.size, dtype=float) - np.repeat(starts, sizes))
-        top = np.maximum.reduceat(terms, starts)
+        top = np.maximum.reduceat(terms, starts)  # finite: every order >= 2 has its k = 2 term
         flat = out.ravel()  # a view: out is a fresh contiguous array
-        flat[big] = top + np.log(np.add.reduceat(np.exp(terms - np.repeat(top, sizes)), starts))
+        flat[big] = log1p_exp(top + np.log(np.add.reduceat(np.exp(terms - np.repeat(top, sizes)), starts)))
         return out
     for idx, m in np.ndenumerate(n):
         if m > 1:
-            out[idx] = special.logsumexp(terms_of(float(m), np.arange(int(m) + 1, dtype=float)))
+            out[idx] = float(log1p_exp(special.logsumexp(terms_of(float(m), np.arange(int(m) + 1, dtype=float)))))
     return out
 
 
@@ -567,8 +577,9 @@ def subsampled_gaussian_rdp(
     :math:`A_n = \sum_{k=0}^{n} \binom{n}{k} (1-q)^{n-k} q^k e^{(k^2-k)/(2s^2)}`
     (their Sec. 3.3), exact, in log space; at a fractional order up to 1e4 the
     integral by adaptive quadrature with its error estimate added (a bound, to
-    about 1e-13 relative), beyond it the chord of the convex :math:`\log A_\alpha`
-    between the neighbouring integers (a bound). Stable for large orders and tiny ``q``; ``q = 1`` is the
+    about 1e-13 relative), beyond it (or where the quadrature cannot resolve the integrand, at tiny ``s``)
+    the chord of the convex :math:`\log A_\alpha` between the neighbouring integers (a bound).
+    Stable for large orders and tiny ``q``; ``q = 1`` is the
     Gaussian mechanism.
 
     Parameters
@@ -617,8 +628,14 @@ def subsampled_gaussian_rdp(
         log_a[integer] = _log_a_integer(flat[integer].astype(np.int64), log_q, log_1mq, 1.0 / (2.0 * s2))
     for i in np.flatnonzero(~integer):
         a_i = float(flat[i])
+        fractional = math.nan
         if a_i <= _LARGE_ORDER:
-            log_a[i] = _log_a_fractional(a_i, log_q, log_1mq, s2)
+            try:  # the quadrature cannot resolve bumps far narrower than the order (s = 1e-100: log of 0)
+                fractional = _log_a_fractional(a_i, log_q, log_1mq, s2)
+            except (ValueError, OverflowError, ZeroDivisionError):
+                fractional = math.nan
+        if math.isfinite(fractional):
+            log_a[i] = fractional
         else:  # the chord of the convex log A between the integers around the order: a bound, tight this far out
             n = np.array([math.floor(a_i), math.ceil(a_i)], dtype=np.int64)
             lo, hi = _log_a_integer(n, log_q, log_1mq, 1.0 / (2.0 * s2))
@@ -779,8 +796,16 @@ def _laplace_curve(
 
 
 def _chord_curve(grid: NDArray[np.float64], values: NDArray[np.float64], a: NDArray[np.float64]) -> NDArray[np.float64]:
-    """A curve known on ``grid``, bounded between grid orders by the chord of the convex ``(alpha - 1) D_alpha``."""
-    return np.interp(a, grid, (grid - 1.0) * values) / (np.asarray(a) - 1.0)
+    """A curve known on ``grid``, bounded between grid orders by the chord of the convex ``(alpha - 1) D_alpha``.
+
+    Below the first grid order the first value bounds it (``D_alpha`` is non-decreasing in alpha); beyond the
+    last, nothing known on the grid bounds it, so the curve is ``inf`` there. (Holding ``(alpha - 1) D_alpha``
+    constant beyond the grid, as ``np.interp`` does, made ``D_alpha`` *fall*: an accountant fed the Laplace
+    curve on the default grid answered epsilon 0.0099 where the truth is about 1, issue 28.)
+    """
+    a = np.asarray(a, dtype=float)
+    inside = np.interp(a, grid, (grid - 1.0) * values) / (a - 1.0)
+    return np.where(a > grid[-1], np.inf, np.where(a < grid[0], values[0], inside))
 
 
 def _mechanism_curve(mechanism: HasRdp, count: float, a: NDArray[np.float64]) -> NDArray[np.float64]:
