@@ -269,7 +269,7 @@ def _connect_dots(loss: PrivacyLoss, h: float, tau: float) -> tuple[_Discrete, f
     :math:`Y = \infty` (:math:`P`'s excess becomes mass at :math:`+\infty`).
     The :math:`P`-mass sent to the right end of a cell is
     :math:`(e^h P_j - e^{e_{j+1}} Q_j)/(e^h-1)`, computed as
-    :math:`P_j\,(e^h - e^{e_{j+1}}Q_j/P_j)/(e^h-1)`; rounding can take it a few
+    :math:`P_j\,(1 - e^{e_{j+1}-h}Q_j/P_j)/(1-e^{-h})`; rounding can take it a few
     ulps outside :math:`[0, P_j]`, where it is put back (floating point is not
     certified, see the module docstring).
     """
@@ -277,8 +277,10 @@ def _connect_dots(loss: PrivacyLoss, h: float, tau: float) -> tuple[_Discrete, f
     i0, points, n = lat.start, lat.e, lat.e.size
     p_cell, q_cell = _masses(lat.cdf, lat.sf), _masses(lat.q_cdf, lat.q_sf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ratio = np.exp(points[1:] + np.log(q_cell) - np.log(p_cell))  # e^{e_{j+1}} Q_j / P_j, in [1, e^h]
-        right = p_cell * (math.exp(h) - ratio) / math.expm1(h)
+        log_ratio = points[1:] + np.log(q_cell) - np.log(p_cell)  # log(e^{e_{j+1}} Q_j / P_j), in [0, h]
+        # (e^h - ratio) / (e^h - 1) = (1 - ratio e^-h) / (1 - e^-h): no e^h, which overflowed for h > 709.78
+        # (a step the accountant itself chose, e.g. RandomizedResponse(20) composed 10**11 times)
+        right = p_cell * -np.expm1(log_ratio - h) / -math.expm1(-h)
     right = np.clip(np.nan_to_num(right, nan=0.0, posinf=0.0, neginf=0.0), 0.0, p_cell)
     pmf = np.zeros(n)
     pmf[:-1] += p_cell - right

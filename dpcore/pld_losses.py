@@ -317,7 +317,7 @@ def atomic_privacy_loss(
     ------
     ValueError
         If ``values`` or ``masses`` is not an array of real numbers (see
-        :func:`dpcore._validation.as_real_array`), ``log_masses`` is not a
+        ``dpcore._validation.as_real_array``), ``log_masses`` is not a
         bool (or ``numpy.bool_``), ``values`` and ``masses`` differ in length, a value is not finite,
         a mass is negative or the masses do not sum to 1 (to 1e-12), or the
         masses under :math:`Q` sum to more than 1 (to 1e-9); less is :math:`Q`'s

@@ -503,3 +503,19 @@ def test_an_epsilon_beyond_max_epsilon_is_refused_not_capped() -> None:
     with pytest.raises(ValueError, match="epsilon"):
         _inverse(profile, 1e-5, -1e4, 1e4)
     assert _inverse(lambda eps: 0.5 if eps < 3e6 else 0.0, 1e-5, -1e4, 1e4) == pytest.approx(3e6, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: dpcore.PldAccountant().compose(dpcore.RandomizedResponse(20.0), 10**11),
+        lambda: (
+            dpcore.PldAccountant().compose(dpcore.GaussianMechanism(1e-9), 2).compose(dpcore.RandomizedResponse(1.0))
+        ),
+    ],
+)
+def test_steps_beyond_exp_overflow_are_refused_by_name_not_overflow(build) -> None:
+    """Issue 28 (domains review): connect-the-dots took e^h of a step the accountant chose above 709.78
+    (OverflowError); now (1 - ratio e^-h)/(1 - e^-h), and the request is refused with a ValueError."""
+    with pytest.raises(ValueError, match="FFT|epsilon"):
+        build().epsilon(1e-5)
