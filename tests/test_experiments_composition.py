@@ -91,6 +91,8 @@ def test_subsampled_montecarlo_holds_and_the_wrong_q_is_rejected():
     res = cx.subsampled_montecarlo(1.0, 0.1, 20, 0.5, 1e-5, n=100_000, seeds=(3, 4, 5))
     assert_sound(res)
     assert res.naive_epsilon > 5 * res.pld_epsilon
+    symmetric = as_evidence(res.controls[1])  # the add direction does not attain the profile
+    assert not symmetric.holds and symmetric.control_risk() <= 1e-7
 
 
 def test_subsampled_montecarlo_fails_when_q_is_misreported():
@@ -158,6 +160,15 @@ def test_averaging_holds_and_the_seed_reading_fails():
     res = cx.averaging(0.5, (1, 4, 16), 1e-5, test_count=10, n=100_000, seed=9)
     assert_sound(res)
     assert res.sd[0] / res.sd[-1] == pytest.approx(4.0)
+    # the variance control (b^2/k for 2 b^2/k) is two radii away: its miss is the test's alpha
+    assert as_evidence(res.controls[-1]).control_risk() <= 4e-7
+
+
+def test_averaging_linear_cost_fails_for_a_misreported_epsilon0():
+    """Evidence can fail: the basic-composition ceiling k eps0 is broken if eps0 is claimed too small."""
+    res = cx.averaging(0.5, (1, 4), 1e-5, test_count=10, n=20_000, seed=9)
+    lower = res.lower
+    assert np.all(lower > 0.9 * 0.5 * res.k)  # so a claimed eps0 of 0.45 would break 'upper <= k eps0'
 
 
 def test_pld_add_direction_of_the_subsampled_gaussian_brackets_the_exact_delta():
