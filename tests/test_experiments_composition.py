@@ -164,11 +164,12 @@ def test_averaging_holds_and_the_seed_reading_fails():
     assert as_evidence(res.controls[-1]).control_risk() <= 4e-7
 
 
-def test_averaging_linear_cost_fails_for_a_misreported_epsilon0():
-    """Evidence can fail: the basic-composition ceiling k eps0 is broken if eps0 is claimed too small."""
+def test_averaging_evidence_fails_for_noise_weaker_than_claimed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers noised for eps0 = 0.6 but claimed at 0.5: the basic-composition ceiling k eps0 is broken."""
+    weaker = dpcore.LaplaceMechanism.calibrate(0.6)
+    monkeypatch.setattr(dpcore.LaplaceMechanism, "calibrate", staticmethod(lambda eps: weaker))
     res = cx.averaging(0.5, (1, 4), 1e-5, test_count=10, n=20_000, seed=9)
-    lower = res.lower
-    assert np.all(lower > 0.9 * 0.5 * res.k)  # so a claimed eps0 of 0.45 would break 'upper <= k eps0'
+    assert not as_evidence(res.evidence[2]).holds  # max (upper end - k eps0) > 0
 
 
 def test_pld_add_direction_of_the_subsampled_gaussian_brackets_the_exact_delta():
