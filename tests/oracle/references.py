@@ -64,6 +64,14 @@ def _m(x: Real) -> mpf:
     return mpf(x)
 
 
+def _frac(x: Real | mpf) -> Fraction:
+    """Exact rational value of a float, int, Fraction or (finite) mpf."""
+    if isinstance(x, mpf):
+        man, exp = x.man_exp
+        return Fraction(int(man)) * Fraction(2) ** int(exp)
+    return Fraction(x)
+
+
 def adaptive(fn: Callable[[], mpf], start: int = DPS, limit: int = 3200) -> mpf:
     """``fn()`` at ``start`` digits, then at twice that, ... until two agree to 1e-30 relative.
 
@@ -188,7 +196,7 @@ def laplace_delta(eps: Real, scale: Real, sensitivity: Real = 1.0) -> mpf:
             return mpf(0)
         if eps <= -e0:
             return -mp.expm1(_m(eps))
-        return -mp.expm1(_m((Fraction(eps) - e0) / 2))
+        return -mp.expm1(_m((_frac(eps) - e0) / 2))
 
 
 def laplace_delta_quad(eps: Real, scale: Real, sensitivity: Real = 1.0) -> mpf:
@@ -360,7 +368,7 @@ def discrete_laplace_delta(eps: Real, scale: Real, sensitivity: int) -> mpf:
         one_minus_r = -mp.expm1(-1 / b)
         c = one_minus_r / (1 + r)
         total = _pos(-mp.expm1(e - sensitivity / b)) / (1 + r)
-        cut = (Fraction(sensitivity) - Fraction(eps) * Fraction(scale)) / 2
+        cut = (Fraction(sensitivity) - _frac(eps) * Fraction(scale)) / 2
         m = min(sensitivity - 1, math.ceil(cut) - 1)
         if m >= 1:
             head = r * (1 - r**m) / one_minus_r  # sum_{z=1}^m r^z
@@ -370,7 +378,7 @@ def discrete_laplace_delta(eps: Real, scale: Real, sensitivity: int) -> mpf:
 
     if eps < 0:
         raise ValueError("the reference takes eps >= 0")
-    if Fraction(eps) >= Fraction(sensitivity) / Fraction(scale):
+    if _frac(eps) >= Fraction(sensitivity) / Fraction(scale):
         return mpf(0)  # no z has L(z) > eps
     return adaptive(f)
 
@@ -427,7 +435,7 @@ def discrete_gaussian_delta(eps: Real, sigma2: Real, sensitivity: int) -> mpf:
         s2, e, d = _m(sigma2), _m(eps), sensitivity
         s = mp.sqrt(s2)
         norm = _theta_sum(s2)
-        cut = Fraction(d, 2) - Fraction(sigma2) * Fraction(eps) / d
+        cut = Fraction(d, 2) - Fraction(sigma2) * _frac(eps) / d
         m = math.ceil(cut) - 1
         z = min(m, int(mp.ceil(13 * s)) + 1)
         u = mp.exp(-(mpf(z) ** 2) / (2 * s2))  # e^{-z^2/(2 s^2)}, then by recurrence
@@ -575,7 +583,7 @@ def sg_delta_quad(eps: Real, s: Real, q: Real, direction: str) -> mpf:
         return mp.quad(lambda x: _pos(p(x) - mp.exp(e) * qd(x)), [-mp.inf, *pts, mp.inf])
 
 
-def sg2_delta(eps: Real, s: Real, q: Real) -> mpf:
+def sg2_delta(eps: Real, s: Real, q: Real, dps: int = 30) -> mpf:
     r"""Two composed steps, the larger direction: ``delta_2(eps) = E_{X ~ P}[delta_1(eps - L(X))]``.
 
     (The loss of the composition is the sum of two independent losses; conditioning on the first gives the
@@ -583,7 +591,7 @@ def sg2_delta(eps: Real, s: Real, q: Real) -> mpf:
     """
     out = mpf(0)
     for direction in ("remove", "add"):
-        with mp.workdps(30):
+        with mp.workdps(dps):
             sd, qq = _m(s), _m(q)
             p, qd = _sg_densities(sd, qq, direction)
 
@@ -593,7 +601,12 @@ def sg2_delta(eps: Real, s: Real, q: Real) -> mpf:
                 loss = mp.log(p(x)) - mp.log(qd(x))
                 return p(x) * sg_delta_direction(mp.mpf(eps) - loss, s, q, direction)
 
-            val = mp.quad(g, [-mp.inf, -10 * sd, 0, mpf(1) / 2, 1, 1 + 10 * sd, mp.inf])
+            pts = {-10 * sd, mpf(0), mpf(1) / 2, mpf(1), 1 + 10 * sd}
+            for c in (mp.mpf(eps) - mp.log1p(-qq), mp.mpf(eps) + mp.log1p(-qq)):  # kinks of delta_1(eps - L(x))
+                arg = (mp.exp(c) if direction == "remove" else mp.exp(-c)) - 1 + qq
+                if arg > 0:
+                    pts.add(sd * sd * mp.log(arg / qq) + mpf(1) / 2)
+            val = mp.quad(g, [-mp.inf, *sorted(pts), mp.inf])
         out = max(out, val)
     return out
 

@@ -39,8 +39,12 @@ def test_laplace_mechanism_profile() -> None:
         b, d, eps = params
         with example(family, domain, f"scale={b!r}, sensitivity={d!r}, eps={eps!r}, delta={delta!r}", sink) as ex:
             m = ex.call(("scale", "sensitivity"), lambda: dpcore.LaplaceMechanism(b, d))
-            ex.close("delta(eps)", ex.call(("epsilon",), lambda: m.delta(eps)), ref.laplace_delta(eps, b, d))
-            got = ex.call(("delta",), lambda: m.epsilon(delta))
+            ex.close(
+                "delta(eps)",
+                ex.call(("epsilon", "scale", "sensitivity"), lambda: m.delta(eps)),
+                ref.laplace_delta(eps, b, d),
+            )
+            got = ex.call(("delta", "scale", "sensitivity"), lambda: m.epsilon(delta))
             ex.close("epsilon(delta)", got, ref.laplace_epsilon(delta, b, d))
             ex.at_most("true delta at the reported epsilon", ref.laplace_delta(got, b, d), delta)
             rdp = ex.call(("alpha", "orders", "b", "sensitivity"), lambda: dpcore.laplace_rdp(alpha, b, d))
