@@ -20,7 +20,7 @@ from mpmath import mpf
 
 def _agree(a: mpf, b: mpf, rel: float = 1e-20) -> bool:
     with mp.workdps(60):
-        return bool(abs(a - b) <= rel * max(abs(a), abs(b), mpf(10) ** -40))
+        return bool(abs(a - b) <= max(rel * max(abs(a), abs(b)), mpf(10) ** -45))
 
 
 def _rejects(value: object, truth: mpf) -> bool:
