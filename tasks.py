@@ -7,6 +7,9 @@
                             # re-run every chapter under N other seed streams (offsets K..K+N-1)
     python3 tasks.py mutants [--only ID ...] [--write]
                             # inject each fault of benchmarks/mutants.toml; which tests/chapters catch it
+    python3 tasks.py oracle [--examples N] [--write]
+                            # tests/oracle with N examples per family; table of worst errors, violations,
+                            # ValueErrors (--write: benchmarks/results/oracle.md); non-zero exit on a violation
     python3 tasks.py lint   # ruff check, ruff format --check (notebooks at 88 columns), mypy --strict dpcore
     python3 tasks.py bench [NAME ...] [-- ARGS]
                             # run benchmarks (gaussian rdp audit import calibration accounting samplers; default all):
@@ -326,6 +329,75 @@ def mutants(argv: list[str]) -> int:
     return 0 if all(by_chapters) else 1
 
 
+def oracle(argv: list[str]) -> int:
+    """Run the oracle suite (tests/oracle) with N examples per family and tabulate it per family."""
+    import argparse
+    import json
+    import tempfile
+    import time
+
+    parser = argparse.ArgumentParser(prog="tasks.py oracle", description=oracle.__doc__)
+    parser.add_argument("--examples", type=int, default=30, help="generated examples per family (default 30)")
+    parser.add_argument("--write", action="store_true", help="write the table to benchmarks/results/oracle.md")
+    parser.add_argument("pytest_args", nargs="*", help="extra arguments for pytest (e.g. -k gaussian)")
+    args = parser.parse_args(argv)
+    if args.examples < 1:
+        parser.error("--examples must be >= 1")
+    ensure_env()
+    log = Path(tempfile.mkdtemp(prefix="dpcore-oracle-")) / "oracle.jsonl"
+    env = dict(os.environ, DPCORE_ORACLE_EXAMPLES=str(args.examples), DPCORE_ORACLE_LOG=str(log), MPLBACKEND="Agg")
+    t0 = time.time()
+    cmd = [str(PY), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/oracle", *args.pytest_args]
+    print("+", " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, cwd=ROOT, env=env)
+    wall = time.time() - t0
+    rows: dict[str, dict[str, object]] = {}
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        rec = json.loads(line)
+        row = rows.setdefault(
+            rec["family"], {"domain": rec["domain"], "n": 0, "err": 0.0, "bad": 0, "viol": 0, "ve": 0, "first": ""}
+        )
+        row["n"] += 1  # type: ignore[operator]
+        err = float(rec["error"])
+        row["err"] = max(float(row["err"]), err)  # type: ignore[arg-type]
+        if rec["n_violations"]:
+            row["bad"] += 1  # type: ignore[operator]
+            row["viol"] += rec["n_violations"]  # type: ignore[operator]
+            row["first"] = row["first"] or rec["violations"][0]
+        if rec["value_error"]:
+            row["ve"] += 1  # type: ignore[operator]
+    shutil.rmtree(log.parent, ignore_errors=True)
+    lines = [
+        f"Oracle suite: `python3 tasks.py oracle --examples {args.examples}` (generated examples per family, plus the "
+        f"explicit ones), HYPOTHESIS_PROFILE={os.environ.get('HYPOTHESIS_PROFILE', 'default')}, wall time "
+        f"{wall:.0f} s on {os.cpu_count()} cores; pytest exit status {res.returncode}. Worst relative error: of an "
+        "exact value against its mpmath reference, or how far a bound went past the truth (0: always on its safe "
+        "side); slack 1e-9 unless documented otherwise.",
+        "",
+        "| family | domain sampled | examples | worst relative error | violations (examples) | ValueErrors |",
+        "|---|---|---|---|---|---|",
+    ]
+    total = 0
+    for fam, row in rows.items():
+        total += int(row["bad"])  # type: ignore[call-overload]
+        lines.append(
+            f"| {fam} | {row['domain']} | {row['n']} | {float(row['err']):.3g} | "  # type: ignore[arg-type]
+            f"{row['viol']} ({row['bad']}) | {row['ve']} |"
+        )
+    firsts = [f"- {row['first']}" for row in rows.values() if row["first"]]
+    if firsts:
+        lines += ["", "First violation of each family that has one:", "", *firsts]
+    table = "\n".join(lines)
+    print(table)
+    if args.write:
+        out = ROOT / "benchmarks" / "results" / "oracle.md"
+        out.write_text("# Oracle suite\n\n" + table + "\n", encoding="utf-8")
+        print(f"written to {out}")
+    if total or res.returncode not in (0, 1):
+        return 1
+    return res.returncode
+
+
 BENCHMARKS = {
     "gaussian": "bench_gaussian.py",  # analytic sigma vs dp_accounting, autodp, diffprivlib, the seed's recipe
     "rdp": "bench_rdp.py",  # RDP accountant and exact composition vs dp_accounting
@@ -357,7 +429,7 @@ def main(argv: list[str]) -> int:
 
         print(json.dumps(_execute_notebook(argv[1], int(argv[2]), argv[3])))
         return 0
-    if not argv or argv[0] not in ("book", "test", "sweep", "mutants", "lint", "bench"):
+    if not argv or argv[0] not in ("book", "test", "sweep", "mutants", "oracle", "lint", "bench"):
         print(__doc__)
         return 2
     try:
@@ -367,6 +439,8 @@ def main(argv: list[str]) -> int:
             return sweep(argv[1:])
         elif argv[0] == "mutants":
             return mutants(argv[1:])
+        elif argv[0] == "oracle":
+            return oracle(argv[1:])
         elif argv[0] == "lint":
             lint()
         elif argv[0] == "bench":
