@@ -140,6 +140,21 @@ def _safe_side(profile: Any, eps: float, target: float, top: float) -> float:
     return top
 
 
+def _ratio(num: Fraction, den: Fraction) -> tuple[float, float, float]:
+    """``num/den`` to about 106 bits: ``(q, r, up)``, ``q + r`` the exact ratio, ``up`` the smallest double >= it.
+
+    ``q`` is the ratio rounded to nearest (at least 5e-324), ``r`` the exact remainder rounded to a double,
+    so ``(e - q) - r`` is ``e - num/den`` to a relative rounding error even when ``e`` is within an ulp of
+    ``q``: a profile that vanishes at a pure epsilon ``num/den`` is then evaluated accurately next to it,
+    where ``e - q`` alone would lose everything (the pure epsilon rounded down by one ulp promises a delta
+    of up to 1 it does not deliver). ``up`` is the pure epsilon rounded to the safe side.
+    """
+    exact = num / den
+    q = max(float(exact), math.ulp(0.0))
+    up = q if Fraction(q) >= exact else math.nextafter(q, math.inf)
+    return q, float(exact - Fraction(q)), up
+
+
 class Mechanism(abc.ABC):
     """Base of the mechanism objects: a new mechanism defines ``sample`` (and its profile, inverse, RDP).
 
@@ -284,11 +299,16 @@ class LaplaceMechanism(RealNoiseMechanism):
             If ``epsilon`` is empty or has a negative, NaN or infinite element.
         """
         e = check_nonnegative_finite_array("epsilon", epsilon)
-        d = -np.expm1(np.minimum(e - self.pure_epsilon, 0.0) / 2)
+        q, r, _ = _ratio(Fraction(self.sensitivity), Fraction(self.scale))  # eps - D/b to a relative rounding
+        d = -np.expm1(np.minimum((e - q) - r, 0.0) / 2)
         return _out(d, epsilon)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (rounded up to the safe side).
+        r"""The smallest epsilon >= 0 with ``delta(epsilon) <= delta``, rounded up to the safe side.
+
+        The closed form :math:`\Delta/b + 2\ln(1-\delta)` is stepped up until the profile, evaluated with
+        :math:`\Delta/b` to about 106 bits, is at most ``delta``; it never exceeds :math:`\Delta/b` rounded
+        up (the smallest double at or above the exact ratio, where the true profile is 0).
 
         Parameters
         ----------
@@ -301,8 +321,9 @@ class LaplaceMechanism(RealNoiseMechanism):
             If ``delta`` is not a real number in (0, 1).
         """
         d = check_probability_open("delta", delta)
-        e = max(0.0, self.pure_epsilon + 2 * math.log1p(-d))
-        return _safe_side(self.delta, e, d, self.pure_epsilon)
+        q, r, up = _ratio(Fraction(self.sensitivity), Fraction(self.scale))
+        e = min(max(0.0, q + (r + 2 * math.log1p(-d))), up)
+        return _safe_side(self.delta, e, d, up)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         """Rényi divergence at each order > 1 (:func:`dpcore.laplace_rdp`); at most the pure epsilon.
@@ -597,7 +618,8 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         e = check_nonnegative_finite_array("epsilon", epsilon)
         b, log_r, log_t, z = self._pieces()
         d = self.sensitivity
-        outer = -np.expm1(np.minimum(e - d / b, 0.0)) / (1 + math.exp(log_r))
+        q, r, _ = _ratio(Fraction(d), self.scale)  # eps - D/b to a relative rounding next to D/b
+        outer = -np.expm1(np.minimum((e - q) - r, 0.0)) / (1 + math.exp(log_r))
         if z.size:
             first, far, flat = np.exp(log_t - z[None, :] / b), (d - z[None, :]) / b, e.reshape(-1, 1)
             sums = np.empty(flat.shape[0])
@@ -626,8 +648,38 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
         target = check_probability_open("delta", delta)
         if float(self.delta(0.0)) <= target:
             return 0.0
-        e = float(optimize.brentq(lambda e: float(self.delta(e)) - target, 0.0, self.pure_epsilon, xtol=1e-14))
-        return _safe_side(self.delta, e, target, self.pure_epsilon)
+        up = _ratio(Fraction(self.sensitivity), self.scale)[2]
+        if target <= 0.5:
+            e = float(optimize.brentq(lambda e: float(self.delta(e)) - target, 0.0, up, xtol=1e-14))
+            return _safe_side(self.delta, e, target, up)
+        # near 1 the profile's doubles are 1e-16 apart: solve on log(1 - delta), exact in 1 - target
+        log_c = math.log1p(-target)
+        f = lambda e: self._log_complement(e) - log_c  # noqa: E731
+        e = float(optimize.brentq(f, 0.0, up, xtol=1e-14, rtol=1e-15))
+        return _safe_side(lambda x: -self._log_complement(x), e, -log_c, up)
+
+    def _log_complement(self, e: float) -> float:
+        r"""``log(1 - delta(e))``, from :math:`1 - \delta = \sum_z \min(p(z), e^\varepsilon q(z))` (positive terms).
+
+        The atoms :math:`z \le 0` give :math:`e^{\min(\varepsilon,\Delta/b) - \Delta/b}/(1+r)`, those
+        :math:`z \ge \Delta` give :math:`e^{-\Delta/b}/(1+r)`, the middle ones
+        :math:`\tanh\tfrac{1}{2b}\, e^{\min(-z/b,\, \varepsilon - (\Delta - z)/b)}`: accurate to a few ulp
+        where the profile itself is within 1e-16 of 1.
+        """
+        b = float(self.scale)
+        log_t = math.log(math.tanh(1 / (2 * b)))
+        d = self.sensitivity
+        q, r, _ = _ratio(Fraction(d), self.scale)
+        log_1r = math.log1p(math.exp(-1.0 / b))
+        terms = [min((e - q) - r, 0.0) - log_1r, -(q + r) - log_1r]
+        # the middle sum in closed form: e^{eps - (D - z)/b} for z <= m, e^{-z/b} above (two geometric series)
+        m = int(min(max(math.floor((d - e * b) / 2), 0), d - 1))
+        log_g = -math.log(-math.expm1(-1.0 / b))  # log 1/(1 - e^{-1/b})
+        if m >= 1:
+            terms.append(log_t + e - (d - m) / b + math.log(-math.expm1(-m / b)) + log_g)
+        if d - 1 - m >= 1:
+            terms.append(log_t - (m + 1) / b + math.log(-math.expm1(-(d - 1 - m) / b)) + log_g)
+        return float(special.logsumexp(terms))
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         r"""Rényi divergence at each order > 1, exactly (the sums above, in log space).
@@ -958,12 +1010,15 @@ class RandomizedResponse(Mechanism):
             If ``epsilon`` is empty or has a negative, NaN or infinite element.
         """
         e = check_nonnegative_finite_array("epsilon", epsilon)
-        lp, lq = self._log_p
-        with np.errstate(over="ignore"):  # e^{eps} (1 - p) = inf: delta is 0
-            return _out(np.maximum(np.exp(lp) - np.exp(e + lq), 0.0), epsilon)
+        lp, _ = self._log_p  # p - e^eps (1 - p) = p (1 - e^{eps - epsilon0}): no cancellation next to epsilon0
+        return _out(-math.exp(lp) * np.expm1(np.minimum(e - self.epsilon0, 0.0)), epsilon)
 
     def epsilon(self, delta: float) -> float:
-        """The smallest epsilon >= 0 with ``delta(epsilon) <= delta`` (rounded up to the safe side).
+        r"""The smallest epsilon >= 0 with ``delta(epsilon) <= delta``, rounded up to the safe side.
+
+        :math:`\varepsilon_0 + \ln(1 - \delta/p)` (the inverse above), stepped up until the profile,
+        :math:`p\,(1 - e^{\varepsilon - \varepsilon_0})` without cancellation, is at most ``delta``; at
+        most ``epsilon0``.
 
         Parameters
         ----------
@@ -976,11 +1031,11 @@ class RandomizedResponse(Mechanism):
             If ``delta`` is not a real number in (0, 1).
         """
         d = check_probability_open("delta", delta)
-        lp, lq = self._log_p
-        p = math.exp(lp)
-        if d >= p - math.exp(lq):
+        p = math.exp(self._log_p[0])
+        if d >= float(self.delta(0.0)):
             return 0.0
-        return _safe_side(self.delta, max(0.0, math.log(p - d) - lq), d, self.epsilon0)
+        e = min(max(0.0, self.epsilon0 + math.log1p(-d / p)), self.epsilon0)
+        return _safe_side(self.delta, e, d, self.epsilon0)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         """Rényi divergence at each order > 1 (log space), clipped to [0, ``epsilon0``] (rounding only).

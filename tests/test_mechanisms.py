@@ -239,3 +239,39 @@ def test_discrete_laplace_loss_leaves_out_only_atoms_of_no_mass() -> None:
     dropped = [m for v, m in full.items() if shown[v] == 0.0]
     assert dropped and max(dropped) < 1e-320  # an atom the law does not show has no mass in doubles
     assert np.all(np.diff(cdf) >= 0)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "target"),
+    [
+        (lambda: LaplaceMechanism(2.8124588046841577e-165), 1e-5),
+        (lambda: LaplaceMechanism(1.735046281834856e-13, 0.4780045683875172), 6.463382008565736e-83),
+        (lambda: LaplaceMechanism(1e-300), 0.9999924004910127),
+        (lambda: RandomizedResponse(0.699725270637597), 1.1635041879529873e-105),
+    ],
+)
+def test_epsilon_never_rounds_the_pure_epsilon_down(mechanism, target: float) -> None:
+    """Issue 28: where the answer is the pure epsilon, it is at least the exact one (true delta there 0, mpmath)."""
+    m = mechanism()
+    got = m.epsilon(target)
+    if isinstance(m, LaplaceMechanism):
+        assert Fraction(got) >= Fraction(m.sensitivity) / Fraction(m.scale)
+    else:
+        with mp.workdps(400):
+            e0, g = mp.mpf(m.epsilon0), mp.mpf(got)
+            p = mp.exp(e0) / (1 + mp.exp(e0))
+            assert p - mp.exp(g) * (1 - p) <= target
+
+
+def test_discrete_laplace_epsilon_near_delta_one() -> None:
+    """Issue 28: a delta within 1e-16 of 1 is solved on 1 - delta: 210579.637..., not 210579.862 (mpmath)."""
+    m = DiscreteLaplaceMechanism(Fraction(107, 11267976), 2)
+    target = 0.9999999999999999
+    got = m.epsilon(target)
+    with mp.workdps(50):  # 1 - delta(eps) = e^{eps - D/b}/(1+r) + (e^{-D/b} + tanh(1/2b) e^{-1/b}) / ..., all tiny
+        b = mp.mpf(107) / 11267976
+        r, t = mp.exp(-1 / b), mp.tanh(1 / (2 * b))
+        compl = lambda e: mp.exp(e - 2 / b) / (1 + r) + mp.exp(-2 / b) / (1 + r) + t * min(r, mp.exp(e - 1 / b))  # noqa: E731
+        truth = mp.findroot(lambda e: compl(e) - (1 - mp.mpf(target)), 210579.6)
+    assert abs(got - truth) <= 1e-12 * truth
+    assert compl(mp.mpf(got)) >= 1 - mp.mpf(target)
