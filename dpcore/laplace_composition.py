@@ -390,8 +390,19 @@ def laplace_composition_epsilon(delta: float, epsilon0: float, count: int) -> tu
     r"""Bracket on :math:`\varepsilon(\delta)` of ``count`` Laplace releases of pure epsilon ``epsilon0``.
 
     ``upper`` is a certified upper bound (the profile there, with its rounding bound, is at most ``delta``);
-    ``lower`` a point where the profile certainly exceeds ``delta``. Their gap is the rounding alone (1e-14
-    to 1e-10 relative in the tests). Solved by Newton's method in :math:`e^\varepsilon`, where the profile is convex.
+    ``lower`` a point where the profile certainly exceeds ``delta``. Solved by Newton's method in
+    :math:`e^\varepsilon`, where the profile is convex.
+
+    The gap is not bounded relatively: it is the profile's certified error (the half-width of
+    :func:`laplace_composition_delta`'s bracket, an absolute error of a few ``count`` times 1e-16 of the
+    masses summed, plus the truncated mass) divided by the profile's slope
+    :math:`e^\varepsilon Q(L > \varepsilon)`, about twice that to first order. Where ``delta`` is well above that
+    error the gap is 1e-14 to 1e-10 relative (the tests), but it can exceed 1e-9 relative when the slope is
+    small (``laplace_composition_epsilon(1e-10, 3.293271260822799e-05, 4)``: 4.6e-13 on 1.3e-4, 3.5e-9), and
+    where ``delta`` is at or below the error (about 1e-16 and less, e.g. ``delta = 1e-77``, or
+    ``epsilon0`` so small that the whole profile is within the error) no point is certified above ``delta``:
+    ``lower`` is 0 and ``upper`` can be as large as the pure bound ``count * epsilon0`` (always a valid, safe
+    upper end; ``(5e-324, 50.0, 1)`` gives ``(0.0, 50.0)``).
 
     Parameters
     ----------
