@@ -524,3 +524,57 @@ def test_fractional_orders_at_tiny_noise_fall_back_to_the_chord() -> None:
     got = dpcore.subsampled_gaussian_rdp(2.5, 1e-100, 0.5)
     lo, hi = dpcore.subsampled_gaussian_rdp([2.0, 3.0], 1e-100, 0.5)
     assert math.isfinite(got) and got * 1.5 == pytest.approx(0.5 * lo * 1.0 + 0.5 * hi * 2.0, rel=1e-12)
+
+
+# ------------------------------------------------------------------- issue 28: orders near 1, underflow, tiny delta
+
+
+def _mp_laplace_rdp(alpha: float, b: float, sens: float) -> mp.mpf:
+    """Mironov's closed form at 400 digits (enough for r down to 1e-300 and orders down to 1 + 2^-52)."""
+    with mp.workdps(400):
+        a, r = mp.mpf(alpha), mp.mpf(sens) / mp.mpf(b)
+        val = a / (2 * a - 1) * mp.exp((a - 1) * r) + (a - 1) / (2 * a - 1) * mp.exp(-a * r)
+        return mp.log(val) / (a - 1)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "b", "sens"),
+    [
+        (1.0 + 2.0**-52, 1.0, 1.0),  # the KL divergence
+        (1.0000000000004605, 1.0, 229.0),
+        (1e6, 3.714073598323016e69, 1.0000000000000004),  # 3.6e-134: the expm1 difference gave 0
+        (1.0 + 2.0**-52, 1e150, 1.0),  # about 5e-301
+        (1.0 + 1e-9, 1e-3, 1.0),
+        (1.5, 0.9, 1.0),
+        (1e100, 1e149, 1.0),  # about 5e-199
+    ],
+)
+def test_laplace_rdp_keeps_relative_precision_near_order_one_and_for_tiny_ratios(alpha, b, sens) -> None:
+    truth = _mp_laplace_rdp(alpha, b, sens)
+    got = laplace_rdp(alpha, b, sens)
+    assert abs(mp.mpf(got) - truth) <= 1e-14 * truth
+
+
+def test_laplace_rdp_below_the_doubles_is_zero() -> None:
+    """The truth 4.5e-450 is below the smallest double: 0 is right, 3e-244 (issue 28) was wrong."""
+    with mp.workdps(30):  # D_alpha = alpha r^2/2 (1 + O(alpha r)) for alpha r << 1
+        assert mp.mpf(1e6) * (mp.mpf(202.4423936096676) / mp.mpf(6.723445222033691e229)) ** 2 / 2 < mp.mpf("1e-400")
+    assert laplace_rdp(1e6, 6.723445222033691e229, 202.4423936096676) == 0.0
+
+
+def test_gaussian_rdp_does_not_underflow_before_the_result() -> None:
+    """alpha (sensitivity/sigma)^2/2 = 1e300 * 1e-600 / 2: (1/1e300)^2 alone underflowed to 0 (issue 28)."""
+    assert gaussian_rdp(1e300, 1e300, 1.0) == pytest.approx(5e-301, rel=1e-15)
+    assert gaussian_rdp(2.0, 1e-150, 1e-150) == 1.0
+    assert gaussian_rdp(1.5, 1e200, 1e-100) == 0.0  # 7.5e-600: below the doubles
+    with mp.workdps(50):
+        truth = mp.mpf(1.0 + 2.0**-52) * (mp.mpf(3.0) / mp.mpf(7.0)) ** 2 / 2
+    assert abs(mp.mpf(gaussian_rdp(1.0 + 2.0**-52, 7.0, 3.0)) - truth) <= 4e-16 * truth
+
+
+def test_tv_shortcut_in_logs_for_subnormal_delta() -> None:
+    """delta^2 underflows below 1.5e-162: the rule delta^2 > 1 - e^{-rdp} is compared in logs (issue 28)."""
+    assert rdp_to_dp([1617.31], [0.0], 5e-324) == (0.0, 1617.31)
+    assert rdp_to_dp([2.0], [5e-324], 1e-160)[0] == 0.0  # delta^2 = 1e-320 > 5e-324
+    assert rdp_to_dp([2.0], [1e-300], 1e-160)[0] > 0.0  # 1e-320 < 1e-300: no shortcut
+    assert RdpAccountant().epsilon(5e-324) == 0.0
