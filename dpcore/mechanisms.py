@@ -63,7 +63,14 @@ from .pld_losses import (
     laplace_privacy_loss_law,
     subsampled_gaussian_privacy_losses,
 )
-from .rdp import _check_orders, gaussian_rdp, laplace_rdp, subsampled_gaussian_rdp
+from .rdp import (
+    _check_orders,
+    _discrete_laplace_rdp_decimal,
+    _expm1_excess_over_square,
+    gaussian_rdp,
+    laplace_rdp,
+    subsampled_gaussian_rdp,
+)
 from .subsampled_gaussian import subsampled_gaussian_delta, subsampled_gaussian_epsilon
 
 special = lazy_module("scipy.special")
@@ -686,7 +693,12 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
 
         The middle sum is geometric in :math:`z` (ratio :math:`x = e^{(1-2\alpha)/b}`), so it is taken in
         closed form, :math:`\sum_{z=1}^{\Delta-1} x^z = x\,(1 - x^{\Delta-1})/(1 - x)` (with ``expm1``):
-        time and memory are a few arrays the size of ``orders`` at any sensitivity (up to 10**7).
+        time and memory are a few arrays the size of ``orders`` at any sensitivity (up to 10**7). Where
+        :math:`\log I = (\alpha-1) D_\alpha < 0.1` (orders near 1, or little privacy loss) the double
+        logarithm would lose :math:`\alpha - 1` of its digits, so the same closed form is evaluated in
+        decimal arithmetic with enough digits (checked by a second evaluation with 30 more): about 1 ms an
+        order. Accuracy: a few ulp relative at every order down to :math:`1 + 2^{-52}` (measured against
+        mpmath), where the value tends to the KL divergence.
 
         Parameters
         ----------
@@ -711,6 +723,13 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
             out = special.logsumexp(np.stack(terms, axis=-1), axis=-1) / (a - 1)
         if not np.all(np.isfinite(out)):
             raise ValueError(f"orders too large for the discrete Laplace RDP (overflow); largest {float(np.max(a))!r}")
+        # where log I = (a - 1) D is small, the double log lost (a - 1) of its digits: decimal arithmetic there
+        out = np.array(out, dtype=float, ndmin=1)
+        flat_a = np.atleast_1d(a).ravel()
+        flat = out.ravel()
+        for i in np.flatnonzero((flat_a - 1.0) * flat < 0.1):
+            flat[i] = _discrete_laplace_rdp_decimal(float(flat_a[i]), self.scale, d)
+        out = flat.reshape(np.shape(a))
         out = np.clip(out, 0.0, d / b)  # a divergence is in [0, the pure epsilon]; only rounding leaves it
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
 
@@ -1038,7 +1057,15 @@ class RandomizedResponse(Mechanism):
         return _safe_side(self.delta, e, d, self.epsilon0)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
-        """Rényi divergence at each order > 1 (log space), clipped to [0, ``epsilon0``] (rounding only).
+        r"""Rényi divergence at each order > 1, clipped to [0, ``epsilon0``] (rounding only).
+
+        With :math:`c = \alpha - 1`, :math:`I = p e^{c\varepsilon_0} + (1-p) e^{-c\varepsilon_0}` and
+        :math:`D_\alpha = \log(I)/c`. Where :math:`c\varepsilon_0 < 1/2`, :math:`I - 1 = E_P[\varphi(cL) +
+        c\varphi(-L)]` (:math:`L = \pm\varepsilon_0` the privacy loss, :math:`\varphi(t) = e^t - 1 - t \ge 0`,
+        :math:`E_P[e^{-L}] = 1`): non-negative terms, so the value keeps its relative precision down to order
+        :math:`1 + 2^{-52}` (where it tends to the KL divergence :math:`\varepsilon_0\tanh(\varepsilon_0/2)`)
+        and for tiny :math:`\varepsilon_0` (about :math:`\alpha\varepsilon_0^2/2`); elsewhere in log space.
+        Accuracy: a few ulp relative (measured against mpmath).
 
         Parameters
         ----------
@@ -1052,8 +1079,29 @@ class RandomizedResponse(Mechanism):
         """
         a = _check_orders("orders", orders)
         lp, lq = self._log_p
+        e0 = self.epsilon0
         with np.errstate(over="ignore", invalid="ignore"):
             out = np.logaddexp(a * lp + (1 - a) * lq, a * lq + (1 - a) * lp) / (a - 1)
+            c = np.asarray(a - 1.0, dtype=float)
+            near = c * e0 < 0.5  # the log of I ~ 1 lost (1 - alpha) of its digits (issue 28: 0.25 for 0.462)
+            if np.any(near):
+                cn = c[near] if c.ndim else c
+                p, q = math.exp(lp), math.exp(lq)
+                g = _expm1_excess_over_square
+                if e0 < 0.5:  # S = (I - 1)/c = e0^2 [p (c g(c e0) + g(-e0)) + q (c g(-c e0) + g(e0))]
+                    bracket = p * (cn * g(cn * e0) + g(-e0)) + q * (cn * g(-cn * e0) + g(e0))
+                    s_over = e0 * bracket  # S / e0: S itself may underflow before the result
+                else:  # q phi(e0) = p - q (1 + e0), since q e^e0 = p
+                    phi_minus, q_phi = math.expm1(-e0) + e0, p - q * (1.0 + e0)
+                    s_over = (p * (cn * e0 * e0 * g(cn * e0) + phi_minus) + q * cn * e0 * e0 * g(-cn * e0) + q_phi) / e0
+                big_e = cn * e0 * s_over  # I - 1
+                with np.errstate(divide="ignore", under="ignore"):
+                    ratio = np.where(big_e > 1e-300, np.log1p(big_e) / np.where(big_e > 1e-300, big_e, 1.0), 1.0)
+                    value = s_over * e0 * ratio
+                if c.ndim:
+                    out[near] = value
+                else:
+                    out = np.asarray(value, dtype=float)
         out = np.clip(out, 0.0, self.epsilon0)  # a divergence of an epsilon0-DP mechanism: rounding only
         return float(out) if np.ndim(orders) == 0 else np.asarray(out, dtype=np.float64)
 

@@ -275,3 +275,70 @@ def test_discrete_laplace_epsilon_near_delta_one() -> None:
         truth = mp.findroot(lambda e: compl(e) - (1 - mp.mpf(target)), 210579.6)
     assert abs(got - truth) <= 1e-12 * truth
     assert compl(mp.mpf(got)) >= 1 - mp.mpf(target)
+
+
+# ------------------------------------------------------------------- issue 28: RDP near order 1, by mpmath
+
+
+def _mp_rr_rdp(alpha: float, e0: float) -> mp.mpf:
+    """log(p e^{c e0} + q e^{-c e0})/c, c = alpha - 1, at 700 digits (e0 down to 1e-300, c down to 2^-52)."""
+    with mp.workdps(700):
+        a, e = mp.mpf(alpha), mp.mpf(e0)
+        p, q = 1 / (1 + mp.exp(-e)), mp.exp(-e) / (1 + mp.exp(-e))
+        return mp.log(p * mp.exp((a - 1) * e) + q * mp.exp(-(a - 1) * e)) / (a - 1)
+
+
+def _mp_discrete_laplace_rdp(alpha: float, scale: Fraction, d: int) -> mp.mpf:
+    """(1/c) log sum_z p^a q^(1-a) by brute force over z in [-K, d + K] at 80 digits (tails beyond are e^-200)."""
+    with mp.workdps(80):
+        a, b = mp.mpf(alpha), mp.mpf(scale.numerator) / scale.denominator
+        k = int(200 * float(scale)) + 2
+        c = mp.tanh(1 / (2 * b))
+        total = mp.fsum(c * mp.exp(-(a * abs(z) + (1 - a) * abs(z - d)) / b) for z in range(-k, d + k + 1))
+        return mp.log(total) / (a - 1)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "e0"),
+    [(1.0 + 2.0**-52, 1.0), (1.0 + 2.0**-52, 30.0), (1.0 + 1e-9, 1e-150), (1.0 + 2.0**-52, 3e-154), (3.0, 1e-8)],
+)
+def test_randomized_response_rdp_near_order_one(alpha: float, e0: float) -> None:
+    """0.25 for the KL 0.462 at order 1 + 2^-52 (issue 28): log(I)/(alpha - 1) lost every digit of log I."""
+    truth = _mp_rr_rdp(alpha, e0)
+    got = RandomizedResponse(e0).rdp(alpha)
+    assert abs(mp.mpf(got) - truth) <= 1e-14 * truth
+    assert RandomizedResponse(e0).rdp(np.array([alpha, 2.0]))[0] == got
+
+
+@pytest.mark.parametrize(
+    ("alpha", "scale", "d"),
+    [
+        (1.0 + 2.0**-52, Fraction(1), 1),
+        (1.0000000000004605, Fraction(1), 229),
+        (1.0 + 2.0**-52, Fraction(3, 2), 7),
+        (1.01, Fraction(40), 3),
+        (1.0 + 1e-6, Fraction(1, 3), 5),
+    ],
+)
+def test_discrete_laplace_rdp_near_order_one(alpha: float, scale: Fraction, d: int) -> None:
+    truth = _mp_discrete_laplace_rdp(alpha, scale, d)
+    got = DiscreteLaplaceMechanism(scale, d).rdp(alpha)
+    assert abs(mp.mpf(got) - truth) <= 1e-14 * truth
+
+
+def test_discrete_laplace_rdp_near_order_one_at_large_scale() -> None:
+    """Scale 16777215, sensitivity 16953 gave 0.0 at order 1 + 2^-52 (issue 28); the KL is about 5.1e-7.
+
+    Reference: the closed form (two geometric tails, a geometric middle) at 120 digits."""
+    b, d, alpha = mp.mpf(16777215), 16953, 1.0 + 2.0**-52
+    with mp.workdps(120):
+        a = mp.mpf(alpha)
+        r = mp.exp(-1 / b)
+        w = mp.exp((1 - 2 * a) / b)
+        s = (mp.exp((a - 1) * d / b) + r**d * mp.exp(-(a - 1) * d / b)) / (1 + r)
+        s += -mp.expm1(-1 / b) / (1 + r) * mp.exp((a - 1) * d / b) * w * (1 - w ** (d - 1)) / (1 - w)
+        truth = mp.log(s) / (a - 1)
+    got = DiscreteLaplaceMechanism(16777215, d).rdp(alpha)
+    assert abs(mp.mpf(got) - truth) <= 1e-14 * truth
+    grid = DiscreteLaplaceMechanism(16777215, d).rdp(dpcore.DEFAULT_RDP_ORDERS)
+    assert np.all(np.diff(grid) >= 0) and grid[0] >= got
