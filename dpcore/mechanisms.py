@@ -917,6 +917,14 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         :math:`f = s - \lfloor s \rfloor` (:math:`k = \lfloor 40\sigma \rfloor + 10`, as the normaliser;
         :math:`w - f` is the same double as :math:`z - s`), in blocks of orders: memory stays flat at any
         sensitivity, time about 6 ms an order at the largest ``sigma2`` (2**24 - 1; 1.5 s for the 256 default orders).
+        Where :math:`(\alpha - 1)\alpha\Delta^2/(2\sigma^2) < 1` (orders near 1, or little privacy loss) the
+        difference of the two logarithms would lose :math:`\alpha - 1` of its digits: there
+        :math:`\log T(s) - \log T(0) = \log(1 + (T(x) - T(0))/T(0))` (:math:`x` the shift reduced to
+        :math:`[-1/2, 1/2]`) with :math:`T(x) - T(0)` summed in :math:`\pm z` pairs, each of order :math:`x^2`
+        (the linear terms cancel within the pair): a second sum of :math:`k + 1` terms for those orders (2.6 s
+        for the 256 default orders at ``sigma2`` 2**24 - 1 and sensitivity 1, measured on a loaded 2-core
+        machine). Accuracy: a few ulp relative at every order down to :math:`1 + 2^{-52}` (measured against
+        mpmath), where the value tends to the KL divergence :math:`\Delta^2/(2\sigma^2)`.
 
         Parameters
         ----------
@@ -940,6 +948,36 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
             for rows in _row_blocks(frac.shape[0], w.size):
                 log_shifted[rows] = special.logsumexp(-((w - frac[rows]) ** 2) / (2 * s2), axis=-1)
             out = (log_shifted.reshape(a.shape) - log_c) / (a - 1) + a * d * d / (2 * s2)
+            out = np.array(out, dtype=float, ndmin=1)
+            flat_a = np.atleast_1d(a).ravel()
+            flat = out.ravel()
+            # near order 1 (or for little privacy loss) log T(s) - log T(0) is tiny and the difference of the two
+            # logs, divided by alpha - 1, lost every digit (issue 28): there it is log1p(Delta / T(0)) with
+            # Delta = T(x) - T(0) = sum_z e^{-z^2/(2 sigma^2)} expm1(...) summed in +-z pairs, each pair
+            # 2 e^{-z^2/(2 sigma^2)} expm1(-x^2/(2 sigma^2) + log cosh(z x / sigma^2)) of order x^2 (x the shift
+            # reduced to [-1/2, 1/2]): the linear terms cancel in each pair, not in the sum
+            near = np.flatnonzero((flat_a - 1.0) * flat_a * (d * d / (2 * s2)) < 1.0)
+            if near.size:
+                zz = np.arange(1, k + 2, dtype=float)
+                sh = (1.0 - flat_a[near]) * d
+                x = np.abs(sh - np.round(sh)).reshape(-1, 1)
+                log_w = -(zz**2) / (2 * s2)
+                delta = np.empty(near.size)
+                for rows in _row_blocks(near.size, zz.size):
+                    xb = x[rows]
+                    big = np.abs(zz * xb / s2)
+                    log_cosh = np.where(big > 1.0, big + np.log1p(np.exp(-2.0 * big)) - math.log(2.0), 0.0)
+                    log_cosh = np.where(big > 1.0, log_cosh, np.log1p(2.0 * np.sinh(big / 2.0) ** 2))
+                    v = -(xb**2) / (2 * s2) + log_cosh
+                    pair = np.where(
+                        v > 1.0,
+                        2.0 * np.exp(log_w + np.minimum(v, 1e300)) * -np.expm1(-v),
+                        2.0 * np.exp(log_w) * np.expm1(np.minimum(v, 1.0)),
+                    )
+                    delta[rows] = np.expm1(-(xb[:, 0] ** 2) / (2 * s2)) + pair.sum(axis=1)
+                c_near = flat_a[near] - 1.0
+                flat[near] = np.log1p(delta * math.exp(-log_c)) / c_near + flat_a[near] * d * d / (2 * s2)
+            out = flat.reshape(np.shape(a))
             out = np.minimum(out, a * d * d / (2 * s2))  # the theta sum is at most its integer-shift value
         if not np.all(np.isfinite(out)):
             raise ValueError(f"orders too large for the discrete Gaussian RDP (overflow); largest {float(np.max(a))!r}")

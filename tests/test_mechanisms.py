@@ -342,3 +342,25 @@ def test_discrete_laplace_rdp_near_order_one_at_large_scale() -> None:
     assert abs(mp.mpf(got) - truth) <= 1e-14 * truth
     grid = DiscreteLaplaceMechanism(16777215, d).rdp(dpcore.DEFAULT_RDP_ORDERS)
     assert np.all(np.diff(grid) >= 0) and grid[0] >= got
+
+
+@pytest.mark.parametrize(
+    ("alpha", "sigma2", "sens"),
+    [
+        (1.0 + 2.0**-52, Fraction(7, 3), 32),  # gave 219.338 for 219.429
+        (1.0 + 2.0**-52, Fraction(26, 275), 2),
+        (1.0000000000002163, Fraction(1598, 21), 10),
+        (1.0 + 1e-9, Fraction(1, 3), 1),
+        (1.0 + 2.0**-52, Fraction(1, 2), 1),
+    ],
+)
+def test_discrete_gaussian_rdp_near_order_one(alpha: float, sigma2: Fraction, sens: int) -> None:
+    """The difference of two theta-sum logs, divided by alpha - 1, lost every digit near order 1 (issue 28).
+
+    Reference: sum_z p^a q^(1-a) by brute force over the integers at 80 digits."""
+    with mp.workdps(80):
+        s2, zs, p = _mp_discrete_gaussian(sigma2, sens)
+        a = mp.mpf(alpha)
+        truth = mp.log(mp.fsum(p(z) ** a * p(z - sens) ** (1 - a) for z in zs)) / (a - 1)
+    got = DiscreteGaussianMechanism(sigma2, sens).rdp(alpha)
+    assert abs(mp.mpf(got) - truth) <= 1e-14 * truth
