@@ -168,3 +168,115 @@ def test_pld_subsampled_gaussian() -> None:
 
     run()
     report(family, sink)
+
+
+class _WithoutQ:
+    """A mechanism's losses stripped of their law under Q (and of any closed form): the accountant can then
+    build neither connect-the-dots nor the optimistic twin, and answers with its mean-matched bracket
+    (Hoeffding's t over the K composed roundings, the truncated tails in eta), the fallback that no built-in
+    mechanism reaches. Not a dpcore Mechanism, so no closed form or exact route applies either."""
+
+    def __init__(self, mechanism: object) -> None:
+        import dataclasses
+
+        self._losses = tuple(
+            dataclasses.replace(loss, q_cdf=None, q_sf=None, gaussian_mean=None, lattice=None, profile=None)
+            for loss in mechanism.privacy_losses()  # type: ignore[attr-defined]
+        )
+
+    def privacy_losses(self) -> tuple[object, ...]:
+        return self._losses
+
+
+P_INF = 3e-9  # the +inf mass of the "rr-inf" law: k P_INF is of the order of the deltas asked
+
+
+def _rr_with_infinity(e0: float, p_inf: float) -> object:
+    """Randomized response's loss (+-e0, P(+e0) = e^e0/(1+e^e0)) scaled by 1 - p_inf, with p_inf at +inf."""
+    import numpy as np
+
+    p = math.exp(e0) / (1 + math.exp(e0))
+    w = 1.0 - p_inf
+
+    def cdf(x: object) -> object:
+        x = np.asarray(x, dtype=float)
+        return w * np.where(x < -e0, 0.0, np.where(x < e0, 1 - p, 1.0))
+
+    def sf(x: object) -> object:
+        x = np.asarray(x, dtype=float)
+        return w * np.where(x < -e0, 1.0, np.where(x < e0, p, 0.0))
+
+    def partial_mean(a: float, b: float) -> float:
+        return w * (((1 - p) * -e0 if a < -e0 <= b else 0.0) + (p * e0 if a < e0 <= b else 0.0))
+
+    loss = dpcore.PrivacyLoss(cdf, sf, partial_mean, -e0, e0, p_inf, "randomized response with +inf mass")  # type: ignore[arg-type]
+
+    class _Mech:
+        def privacy_losses(self) -> tuple[object, ...]:
+            return (loss,)
+
+    return _Mech()
+
+
+def test_pld_mean_matched_fallback() -> None:
+    """The fallback bracket (no law under Q) contains the truth: randomized response and Gaussian compositions."""
+    sink: list[str] = []
+    family = "PldAccountant: mean-matched fallback (losses without Q)"
+    domain = (
+        "randomized response epsilon0 in [0.05, 2], count 1..200 with count * epsilon0 <= 20; Gaussian sigma in "
+        "[0.5, 10], count 1..200; delta in [1e-10, 0.1]; eps in [1e-3, 20]"
+    )
+
+    @st.composite
+    def case(draw: st.DrawFn) -> tuple[str, float, int]:
+        kind = draw(st.sampled_from(["rr", "gauss", "rr-inf"]))
+        if kind == "gauss":
+            return "gauss", draw(spread(0.5, 10.0, corners=(1.0,))), draw(st.integers(1, 200))
+        e0 = draw(spread(0.05, 2.0, corners=(0.1, 1.0)))
+        return kind, e0, draw(st.integers(1, max(1, min(200, int(20 / e0)))))
+
+    @oracle_settings(0.5)
+    @given(case(), spread(1e-10, 0.1, corners=(1e-10, 1e-5)), spread(1e-3, 20.0, corners=(1.0,)))
+    @hexample(("rr", 0.1, 200), 1e-10, 5.0)  # many roundings: Hoeffding's t must count K
+    @hexample(("gauss", 1.0, 100), 1e-6, 5.0)
+    @hexample(("rr-inf", 0.3, 60), 1e-6, 5.0)  # mass at +inf: it must count in eta
+    def run(params: tuple[str, float, int], delta: float, eps: float) -> None:
+        kind, par, k = params
+        inputs = f"{kind}({par!r}) x {k}, delta={delta!r}, eps={eps!r}"
+        with example(family, domain, inputs, sink) as ex:
+            if kind == "rr":
+                mech: object = dpcore.RandomizedResponse(par)
+
+                def profile(e: float) -> mpf:
+                    return ref.rr_delta(e, par, k)
+
+            elif kind == "rr-inf":  # randomized response whose loss is +inf with probability P_INF
+                mech = _rr_with_infinity(par, P_INF)
+
+                def profile(e: float) -> mpf:  # any infinite loss makes the sum infinite
+                    finite = (1 - ref.mpf(P_INF)) ** k
+                    return 1 - finite + finite * ref.rr_delta(e, par, k)
+
+            else:
+                mech = dpcore.GaussianMechanism(par)
+                with ref.mp.workdps(50):
+                    m_sens = ref.mp.sqrt(k)
+
+                def profile(e: float) -> mpf:
+                    return ref.gaussian_delta(e, par, m_sens)
+
+            acc = dpcore.PldAccountant(relative_width=1e-2).compose(_WithoutQ(mech), k)  # type: ignore[arg-type]
+            br = ex.call(PARAMS, lambda: acc.epsilon_bracket_details(delta))
+            if br.hoeffding_t <= 0.0:
+                ex.fail(f"not the mean-matched bracket (hoeffding_t = {br.hoeffding_t!r}, method {br.method!r})")
+                return
+            ex.at_most("true delta at the fallback bracket's upper end", profile(br.upper), delta)
+            if br.lower > 0.0:
+                ex.at_least("true delta at the fallback bracket's lower end", profile(br.lower), delta)
+            dlo, dhi = ex.call(PARAMS, lambda: acc.delta_bracket(eps, value_discretization=1e-3))
+            truth = profile(eps)
+            ex.lower("fallback delta_bracket lower", dlo, truth)
+            ex.upper("fallback delta_bracket upper", dhi, truth)
+
+    run()
+    report(family, sink)
