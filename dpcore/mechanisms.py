@@ -865,7 +865,12 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         return log_sums
 
     def delta(self, epsilon: ArrayLike) -> float | NDArray[np.float64]:
-        """The exact privacy profile at each ``epsilon`` >= 0 (the window's omitted mass is below :math:`e^{-800}`).
+        r"""The exact privacy profile at each ``epsilon`` >= 0 (the window's omitted mass is below :math:`e^{-800}`).
+
+        Accuracy: the terms carry :math:`e^{\varepsilon - \ldots}` with exponents of the size of
+        :math:`\varepsilon`, each rounded, so the relative error grows like :math:`10^{-16}\varepsilon`
+        (measured 6.8e-9 at :math:`\varepsilon = 2.5\cdot10^7`, against the theta sums in mpmath): a
+        known limit of this method at huge epsilon (tiny ``sigma2`` with a large sensitivity).
 
         Parameters
         ----------
@@ -886,6 +891,9 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
 
         Every ``delta`` in (0, 1) is supported, subnormal ones too: below 1e-300 the root is found on
         ``log delta`` (the profile itself would underflow to 0 before it reaches so small a ``delta``).
+        As ``delta`` nears 1 the profile flattens and the answer is accurate backward only, as
+        :func:`dpcore.gaussian_epsilon`'s: the profile there is within relative 1e-13 (1 + |log delta|) of
+        ``delta``. The answer is as exact as :meth:`delta` (see its accuracy at huge epsilon).
 
         Parameters
         ----------
