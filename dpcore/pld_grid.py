@@ -278,9 +278,11 @@ def _connect_dots(loss: PrivacyLoss, h: float, tau: float) -> tuple[_Discrete, f
     p_cell, q_cell = _masses(lat.cdf, lat.sf), _masses(lat.q_cdf, lat.q_sf)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_ratio = points[1:] + np.log(q_cell) - np.log(p_cell)  # log(e^{e_{j+1}} Q_j / P_j), in [0, h]
-        # (e^h - ratio) / (e^h - 1) = (1 - ratio e^-h) / (1 - e^-h): no e^h, which overflowed for h > 709.78
-        # (a step the accountant itself chose, e.g. RandomizedResponse(20) composed 10**11 times)
-        right = p_cell * -np.expm1(log_ratio - h) / -math.expm1(-h)
+        if h < 700.0:
+            right = p_cell * (math.exp(h) - np.exp(log_ratio)) / math.expm1(h)
+        else:  # (e^h - ratio) / (e^h - 1) = (1 - ratio e^-h) / (1 - e^-h): e^h overflowed beyond 709.78 (a step
+            # the accountant itself chose, e.g. RandomizedResponse(20) composed 10**11 times)
+            right = p_cell * -np.expm1(log_ratio - h) / -math.expm1(-h)
     right = np.clip(np.nan_to_num(right, nan=0.0, posinf=0.0, neginf=0.0), 0.0, p_cell)
     pmf = np.zeros(n)
     pmf[:-1] += p_cell - right
