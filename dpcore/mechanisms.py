@@ -892,7 +892,7 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         Every ``delta`` in (0, 1) is supported, subnormal ones too: below 1e-300 the root is found on
         ``log delta`` (the profile itself would underflow to 0 before it reaches so small a ``delta``).
         As ``delta`` nears 1 the profile flattens and the answer is accurate backward only, as
-        :func:`dpcore.gaussian_epsilon`'s: the profile there is within relative 1e-13 (1 + |log delta|) of
+        :func:`dpcore.gaussian_epsilon`'s: the profile there is within relative ``1e-13 * (1 + abs(log(delta)))`` of
         ``delta``. The answer is as exact as :meth:`delta` (see its accuracy at huge epsilon).
 
         Parameters

@@ -137,8 +137,8 @@ def audit_miss(result: AuditResult, laws: tuple[Cdf, Cdf], claimed: float) -> fl
     (:math:`c` the confidence). Conditionally on the kept events they are
     fixed sets; with their true probabilities :math:`p, q` (``laws``: the
     distribution functions on ``d`` and ``d_prime``, ``result.delta``), an
-    event with :math:`p > e^{arepsilon}q + \delta` fails to refute
-    :math:`arepsilon` = ``claimed`` with probability at most
+    event with :math:`p > e^{\varepsilon}q + \delta` fails to refute
+    :math:`\varepsilon` = ``claimed`` with probability at most
     :func:`~dpcore.event_ratios.event_detection_miss` ``(p, q, n_e, n_e, claimed,
     events=1, alpha=4a, delta)`` (one event, each bound at level :math:`a`:
     two exact binomial tails). The audit misses only if every kept event
@@ -380,11 +380,11 @@ def correct_laplace(
 
     Controls, one per audit: the wrong claim that the release is
     ``wrong_factor * eps``-DP (seed 000's ratio chain, with its stray
-    :math:`	frac12`, makes Laplace noise of scale :math:`\Delta/arepsilon`
-    look :math:`arepsilon/2`-DP), checked by the same comparison, lower bound
+    :math:`\tfrac12`, makes Laplace noise of scale :math:`\Delta/\varepsilon`
+    look :math:`\varepsilon/2`-DP), checked by the same comparison, lower bound
     <= ``wrong_factor * eps``; it must fail. Given the events the audit kept, it
     holds by chance with probability at most :func:`audit_miss` at the true
-    laws :math:`\mathrm{Lap}(0, 1/arepsilon)`, :math:`\mathrm{Lap}(1, 1/arepsilon)`
+    laws :math:`\mathrm{Lap}(0, 1/\varepsilon)`, :math:`\mathrm{Lap}(1, 1/\varepsilon)`
     (exact binomial tails), which is its risk: an audit whose selection keeps
     weak events fails the record. Budget: ``len(epsilons) * alpha`` + the
     controls' risks.

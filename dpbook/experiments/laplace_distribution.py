@@ -298,6 +298,16 @@ def wrong_law_checks(
     the wrong CDF over the grid, :math:`\mu`, :math:`2b^2`, :math:`e^{-2}`.
     The ledger adds those miss probabilities to the budget.
 
+    Power, claimed where it can be computed: each rejection's certified
+    miss probability is at most the test's own level (evidence,
+    deterministic given the results). Resolution, the plausible wrong claim
+    "a million samples resolve a 1 % error": the same bound for the errors
+    ``F`` = Laplace CDF of scale :math:`1.01 b`, :math:`E[X] = \mu + 0.01 b`,
+    :math:`\mathrm{Var}[X] = 2.02 b^2` and :math:`P(|X-\mu| > 2b) = 1.01 e^{-2}`
+    is at most the test's level (controls, each must fail: the gap is below
+    twice the radius of the fixed-radius tests, and the exact binomial
+    acceptance probability of the Clopper--Pearson test is large).
+
     Parameters
     ----------
     law : DerivedLaw
@@ -316,16 +326,6 @@ def wrong_law_checks(
         Streams of the law check and of the extra CDF test.
     sampler : callable, optional
         ``sampler(rng, size)``; default :func:`laplace_sampler` ``(loc, scale)``.
-
-    Power, claimed where it can be computed: each rejection's certified
-    miss probability is at most the test's own level (evidence,
-    deterministic given the results). Resolution, the plausible wrong claim
-    "a million samples resolve a 1 % error": the same bound for the errors
-    ``F`` = Laplace CDF of scale :math:`1.01 b`, :math:`E[X] = \mu + 0.01 b`,
-    :math:`\mathrm{Var}[X] = 2.02 b^2` and :math:`P(|X-\mu| > 2b) = 1.01 e^{-2}`
-    is at most the test's level (controls, each must fail: the gap is below
-    twice the radius of the fixed-radius tests, and the exact binomial
-    acceptance probability of the Clopper--Pearson test is large).
 
     Returns
     -------

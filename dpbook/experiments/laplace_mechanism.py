@@ -821,7 +821,7 @@ class ReleaseLaw(Experiment):
 
     @property
     def summary(self) -> str:
-        """The largest |L| on the grid for both scales, then both test results."""
+        """The largest absolute loss on the grid for both scales, then both test results."""
         return (
             f"max |L(z)| on the grid: {self.loss_max:.15f} at scale b, {self.loss_max_flawed:.15f} at b/2\n"
             f"{self.ok}\n{self.flawed}"
@@ -895,7 +895,7 @@ def release_law(
     half_distance = float(np.max(np.abs(stats.laplace(u, flawed_scale).cdf(out_grid) - lap_cdf(out_grid))))
 
     def max_abs_loss(b_: float) -> float:
-        """max |log p_D(z) - log p_D'(z)| over the grid, from scipy's Laplace log densities at scale b_."""
+        """The largest absolute difference of the two log densities over the grid (scipy's Laplace, scale b_)."""
         return float(np.max(np.abs(stats.laplace(u, b_).logpdf(out_grid) - stats.laplace(v, b_).logpdf(out_grid))))
 
     loss_max, loss_max_half = max_abs_loss(scale), max_abs_loss(flawed_scale)
