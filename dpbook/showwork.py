@@ -119,7 +119,7 @@ def source_html(functions: list[Callable[..., Any]]) -> str:
         module = f.__module__
         parts.append(
             f'<details class="dp-source"><summary>The code behind this cell: <code>{html.escape(module)}.'
-            f"{html.escape(f.__qualname__)}</code></summary>{_highlight(code)}</details>"
+            f"{html.escape(f.__qualname__)}</code></summary>\n{_highlight(code)}</details>"
         )
     return "\n".join(parts)
 

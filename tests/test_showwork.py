@@ -27,3 +27,15 @@ def test_helpers_of_the_same_module_are_shown_with_the_function() -> None:
     assert all(getattr(cx, name.split(".")[0], None) is not None for name in shown)
     html = showwork.source_html(showwork.with_helpers(cx.spectral_precision))
     assert "<details" in html and "def" in html and "spectral_precision" in html
+
+
+def test_the_rendered_block_reads_as_source_to_the_page_checker() -> None:
+    """The summary and the code are separate words on the page (the built-page test looks for 'def name(')."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_shows_work import missing_from
+
+    block = showwork.source_html([cx.law_agreement])
+    assert missing_from(block, {"law_agreement"}) == []

@@ -485,8 +485,11 @@ def rr_delta(eps: Real, epsilon0: Real, count: int = 1) -> mpf:
 
 def rr_epsilon(delta: Real, epsilon0: Real, count: int = 1) -> mpf:
     r"""Exact inverse: between lattice points ``delta = A - e^eps B`` (A, B the P and Q masses above), so
-    ``eps = log((A - delta)/B)`` on the segment where the profile crosses ``delta``."""
-    with mp.workdps(DPS):
+    ``eps = log((A - delta)/B)`` on the segment where the profile crosses ``delta``. Precision as
+    :func:`rr_delta`'s, enough to resolve ``delta`` and ``epsilon0`` against 1 (at 50 digits, p - q of a
+    tiny ``epsilon0`` cancelled to 0 and the reference answered 0 for a positive epsilon)."""
+    tiny = sum(max(0, -math.floor(math.log10(x))) for x in (float(delta), float(epsilon0)) if x > 0)
+    with mp.workdps(digits(delta, count * epsilon0) + tiny):  # p - q ~ epsilon0/2 and delta resolved against 1
         d, e0 = _m(delta), _m(epsilon0)
         p, q = _rr_pq(e0)
         a = b = mpf(0)
