@@ -364,3 +364,14 @@ def test_discrete_gaussian_rdp_near_order_one(alpha: float, sigma2: Fraction, se
         truth = mp.log(mp.fsum(p(z) ** a * p(z - sens) ** (1 - a) for z in zs)) / (a - 1)
     got = DiscreteGaussianMechanism(sigma2, sens).rdp(alpha)
     assert abs(mp.mpf(got) - truth) <= 1e-14 * truth
+
+
+def test_gaussian_self_composition_rounds_its_sensitivity_up() -> None:
+    """Issue 28 (oracle): sqrt(k) * sensitivity rounded down by one ulp at sensitivity 1.7e123 and k = 1.3e8 gave an
+    epsilon (about 1.9e254) at which the true composition's delta is 1: the composed sensitivity must be >= the exact
+    one (checked in rationals), and at most a few ulps above it."""
+    for sens, k in [(1.719523457264593e123, 128703456), (1.0, 3), (0.1, 10**12), (7.0, 2)]:
+        c = dpcore.GaussianMechanism(1.0, sens).self_composition(k)
+        exact = k * Fraction(sens) ** 2
+        assert Fraction(c.sensitivity) ** 2 >= exact
+        assert Fraction(math.nextafter(c.sensitivity, 0.0)) ** 2 < exact or c.sensitivity == math.sqrt(k) * sens
