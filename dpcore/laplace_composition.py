@@ -59,6 +59,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
@@ -247,7 +248,7 @@ class _ComposedLaplace:
     """The profile of ``count`` Laplace releases of pure epsilon ``e0``, with its rounding bound."""
 
     def __init__(self, e0: float, k: int) -> None:
-        self.e0 = e0
+        self.e0, self.k = e0, k
         lo, alpha, self.beta, dropped, big_j = _convolution_power(e0, k)
         self.log_tilt = k * math.log1p(e0 / 2.0) - k * e0 / 2.0  # log of Z^k e^{-k e0/2}
         self.x = (2.0 * np.arange(lo, k + 1) - k) * e0  # the lattice kept: atoms and cell edges
@@ -314,7 +315,9 @@ class _ComposedLaplace:
 
     def epsilon_bracket(self, target: float) -> tuple[float, float]:
         """``(lower, upper)``: the true epsilon at ``target`` lies in it."""
-        top = float(self.x[-1])  # delta(k e0) = 0
+        top = float(self.x[-1])  # delta(k e0) = 0: k e0 rounded up (rounded down, delta there is positive)
+        while Fraction(top) < self.k * Fraction(self.e0):
+            top = math.nextafter(top, math.inf)
         root = self._newton(target)
         t = root
         for _ in range(200):  # up until the bound certifies delta(upper) <= target

@@ -285,8 +285,12 @@ class LaplaceMechanism(RealNoiseMechanism):
 
     @property
     def pure_epsilon(self) -> float:
-        r""":math:`\Delta/b`, the epsilon at :math:`\delta = 0` (rounded up to 5e-324 if it underflows)."""
-        return max(self.sensitivity / self.scale, math.ulp(0.0))
+        r""":math:`\Delta/b`, the epsilon at :math:`\delta = 0`, rounded *up* to a double (at least 5e-324).
+
+        Rounded to nearest it could fall one ulp below the true ratio, where the mechanism's profile is still
+        positive: an accountant composing at that epsilon0 under-reported delta next to it (issue 28, oracle).
+        """
+        return _ratio(Fraction(self.sensitivity), Fraction(self.scale))[2]
 
     def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
         """Laplace noise of scale ``scale`` (:func:`dpcore.laplace_noise`)."""
@@ -605,8 +609,8 @@ class DiscreteLaplaceMechanism(IntegerNoiseMechanism):
 
     @property
     def pure_epsilon(self) -> float:
-        r""":math:`\Delta/b`."""
-        return float(self.sensitivity / self.scale)
+        r""":math:`\Delta/b`, rounded up to a double (the scale is rational: the ratio is exact before rounding)."""
+        return _ratio(Fraction(self.sensitivity), self.scale)[2]
 
     def _noise(self, n: int, rng: RNGLike) -> NDArray[np.int64]:
         """Exact discrete Laplace draws (:func:`dpcore.sample_discrete_laplace`)."""

@@ -409,3 +409,17 @@ def test_analytic_sigma_for_tiny_epsilon_reaches_the_root(epsilon, delta):
         truth = float(mp.e**hi)
     for got in (analytic_gaussian_sigma(1.0, epsilon, delta), analytic_gaussian_sigma_many(1.0, epsilon, delta)):
         assert truth <= float(got) <= truth * (1 + 5e-11)
+
+
+def test_exact_composition_rounds_mu_to_the_safe_side() -> None:
+    """Issue 28 (oracle): at sigma 2.45e-9 and 3.3e7 releases, sqrt(k) and sigma / sensitivity rounded to nearest put
+    the true delta at the answer 1.7e-4 relatively above the target; reference: the profile in 60-digit mpmath."""
+    import mpmath as mp
+
+    sigma, k, delta = 2.4500288471083355e-09, 33064614, 2.0753279116885921e-07
+    eps = dpcore.exact_gaussian_composition_epsilon(sigma, k, delta, 1.0)
+    with mp.workdps(60):
+        mu = mp.sqrt(k) / mp.mpf(sigma)
+        e = mp.mpf(eps)
+        true = mp.ncdf(mu / 2 - e / mu) - mp.e**e * mp.ncdf(-mu / 2 - e / mu)
+    assert true <= delta

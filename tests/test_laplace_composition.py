@@ -221,3 +221,13 @@ def test_the_epsilon_bracket_is_certified_by_the_delta_bracket(delta, e0, k):
     assert dpcore.laplace_composition_delta(hi, e0, k)[1] <= delta
     assert lo == 0.0 or dpcore.laplace_composition_delta(lo, e0, k)[0] > delta
     assert hi - lo <= 1e-9 * max(hi, 0.1)  # relative, and absolute below epsilon 0.1 (as the accountant)
+
+
+def test_the_pure_bound_is_rounded_up() -> None:
+    """Issue 28 (oracle): k * epsilon0 rounded down (3 x 5.9e-217) is a point where delta is still positive, so an
+    upper end capped there did not deliver delta 1e-289; the cap is now the smallest double >= k epsilon0."""
+    from fractions import Fraction
+
+    e0, k = 5.855862069002934e-217, 3
+    lo, hi = dpcore.laplace_composition_epsilon(1.0892646411546312e-289, e0, k)
+    assert lo == 0.0 and Fraction(hi) >= k * Fraction(e0)

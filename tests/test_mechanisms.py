@@ -375,3 +375,15 @@ def test_gaussian_self_composition_rounds_its_sensitivity_up() -> None:
         exact = k * Fraction(sens) ** 2
         assert Fraction(c.sensitivity) ** 2 >= exact
         assert Fraction(math.nextafter(c.sensitivity, 0.0)) ** 2 < exact or c.sensitivity == math.sqrt(k) * sens
+
+
+def test_pure_epsilons_are_rounded_up() -> None:
+    """Issue 28 (oracle): Delta/b rounded to nearest fell one ulp below the true ratio, where the profile is still
+    positive, and the exact Laplace composition at that epsilon0 put delta_bracket's upper end (1e-320) below the
+    truth (3.9e-31) at epsilon = epsilon0."""
+    for scale in (1.0 / 1.0000000000000009, 0.1, 1 / 3, 7e-300):
+        m = dpcore.LaplaceMechanism(scale)
+        assert Fraction(m.pure_epsilon) >= 1 / Fraction(scale)
+        assert Fraction(math.nextafter(m.pure_epsilon, 0.0)) < 1 / Fraction(scale)
+    d = dpcore.DiscreteLaplaceMechanism(Fraction(1, 3), 2)
+    assert Fraction(d.pure_epsilon) >= 6
