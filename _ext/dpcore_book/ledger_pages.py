@@ -301,6 +301,9 @@ def _on_doctree_resolved(app: Sphinx, doctree: nodes.document, docname: str) -> 
     pendings = list(doctree.findall(ledger_pending))
     if not pendings:
         return
+    # the evidence typeset below is math the page did not have when it was read: tell the math domain, so
+    # that MathJax is loaded on this page (the errata page had no other math)
+    app.env.get_domain("math").data["has_equations"][docname] = True
     from dpbook import ledger
 
     declared = {c.id: c for c in _declared()}
