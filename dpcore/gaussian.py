@@ -999,11 +999,11 @@ def exact_gaussian_composition_epsilon(sigma: float, count: int, delta: float, s
     while Fraction(root) ** 2 < count:
         root = math.nextafter(root, math.inf)
     ratio = sigma / sensitivity  # only the ratio matters: avoids rounding sqrt(k) * a subnormal sensitivity
-    if ratio > 0.0 and Fraction(ratio) > Fraction(sigma) / Fraction(sensitivity):
+    if 0.0 < ratio < math.inf and Fraction(ratio) > Fraction(sigma) / Fraction(sensitivity):
         ratio = math.nextafter(ratio, 0.0)
     if _TINY <= ratio < math.inf:
         return float(gaussian_epsilon(ratio, delta, sensitivity=root))
     total = root * sensitivity
-    while Fraction(total) < Fraction(root) * Fraction(sensitivity):
+    while math.isfinite(total) and Fraction(total) < Fraction(root) * Fraction(sensitivity):
         total = math.nextafter(total, math.inf)
     return float(gaussian_epsilon(sigma, delta, sensitivity=total))
