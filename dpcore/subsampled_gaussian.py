@@ -126,8 +126,15 @@ def _log_delta_remove(eps: float, s: float, q: float) -> float:
 def _log_delta_add(eps: float, s: float, q: float) -> float:
     if eps < 0.0:
         c = _log_c_remove(-eps, q)  # c_a(eps) = c_r(-eps)
+    elif q >= 0.5:
+        # e^{-eps} - (1 - q) with 1 - q exact (Sterbenz): log1p(expm1(-eps) / q) would lose the
+        # e^{-eps} under the rounding of expm1(-eps) ~ -1 (relative 1e-16 e^eps: 5e-5 at eps = 24, q = 1)
+        rest = math.exp(-eps) - (1.0 - q)
+        if rest <= 0.0:  # eps >= -log(1 - q): the add direction's loss never exceeds eps
+            return -math.inf
+        c = math.log(rest) - math.log(q)
     else:
-        ratio = math.expm1(-eps) / q  # (e^{-eps} - 1)/q in (-1/q, 0]
+        ratio = math.expm1(-eps) / q  # (e^{-eps} - 1)/q in (-1/q, 0], accurate where e^{-eps} > 1 - q > 1/2
         if ratio <= -1.0:  # eps >= -log(1 - q): the add direction's loss never exceeds eps
             return -math.inf
         c = math.log1p(ratio)

@@ -123,6 +123,15 @@ def test_delta_matches_mpmath_to_1e_11_relative(eps: float, s: float, q: float) 
         assert abs(mp.mpf(value) - truth) <= mp.mpf("1e-11") * truth + mp.mpf("1e-300")
 
 
+@pytest.mark.parametrize("q", [0.5, 0.75, 0.9, 0.999, 1.0])
+@pytest.mark.parametrize("eps", [12.0, 24.30326369600613, 33.0])
+def test_add_direction_at_large_epsilon_and_large_q(eps: float, q: float) -> None:
+    """Where e^{-eps} is far below 1 - q's rounding: expm1(-eps) ~ -1 once lost it (5e-5 relative at 24)."""
+    s = 1.0
+    truth = reference_directions(eps, s, q)[1]
+    assert abs(mp.mpf(direction_delta(eps, s, q, "add")) - truth) <= mp.mpf("1e-11") * truth + mp.mpf("1e-300")
+
+
 @pytest.mark.parametrize(("eps", "s", "q"), [(-0.5, 2.0, 0.05), (-3.0, 0.5, 0.9), (-1e-3, 10.0, 1e-4)])
 def test_each_direction_at_negative_epsilon(eps: float, s: float, q: float) -> None:
     remove, add = reference_directions(eps, s, q)
