@@ -1095,7 +1095,9 @@ class RandomizedResponse(Mechanism):
 
         :math:`\varepsilon_0 + \ln(1 - \delta/p)` (the inverse above), stepped up until the profile,
         :math:`p\,(1 - e^{\varepsilon - \varepsilon_0})` without cancellation, is at most ``delta``; at
-        most ``epsilon0``.
+        most ``epsilon0``. For ``delta`` > 1/2 both steps use the complement,
+        :math:`1 - \delta(\varepsilon) = (1 - p) + p\,e^{\varepsilon - \varepsilon_0} \ge 1 - \delta`
+        (:math:`1 - \delta` is exact there), so the answer keeps its relative precision as ``delta`` nears 1.
 
         Parameters
         ----------
@@ -1108,11 +1110,26 @@ class RandomizedResponse(Mechanism):
             If ``delta`` is not a real number in (0, 1).
         """
         d = check_probability_open("delta", delta)
-        p = math.exp(self._log_p[0])
+        lp, lq = self._log_p
         if d >= float(self.delta(0.0)):
             return 0.0
-        e = min(max(0.0, self.epsilon0 + math.log1p(-d / p)), self.epsilon0)
-        return _safe_side(self.delta, e, d, self.epsilon0)
+        if d <= 0.5:
+            e = min(max(0.0, self.epsilon0 + math.log1p(-d / math.exp(lp))), self.epsilon0)
+            return _safe_side(self.delta, e, d, self.epsilon0)
+        # delta near 1: 1 - delta(eps) = (1 - p) + p e^{eps - epsilon0} against 1 - d (exact, Sterbenz);
+        # d / p and p (1 - e^{eps - epsilon0}) would round away the small difference (0.6 % at eps0 40)
+        rest, qv = 1.0 - d, math.exp(lq)
+        e = min(max(0.0, self.epsilon0 + math.log(max(rest - qv, 5e-324)) - lp), self.epsilon0)
+
+        def complement(x: float) -> float:  # rounded down by 4 ulp: >= 1 - d certifies delta(x) <= d
+            return (qv + math.exp(lp + x - self.epsilon0)) * (1.0 - 2.0**-50)
+
+        step = 4 * math.ulp(max(self.epsilon0, 1e-300))
+        for _ in range(64):
+            if complement(e) >= rest:
+                return e
+            e, step = min(e + step, self.epsilon0), 2 * step
+        return self.epsilon0
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         r"""Rényi divergence at each order > 1, clipped to [0, ``epsilon0``] (rounding only).

@@ -85,6 +85,21 @@ def test_randomized_response_against_enumeration():
     assert m.epsilon(0.99) == 0.0
 
 
+@pytest.mark.parametrize(
+    ("epsilon0", "delta"), [(40.53726257989577, 1 - 2**-53), (40.5, 1 - 1e-10), (5.0, 0.6), (3.0, 0.9)]
+)
+def test_randomized_response_epsilon_near_delta_one(epsilon0, delta):
+    """The inverse at delta > 1/2 through 1 - delta(eps) = (1 - p) + p e^{eps - eps0}, against 60 digits."""
+    import mpmath as mp
+
+    with mp.workdps(60):
+        e0 = mp.mpf(epsilon0)
+        p = mp.exp(e0) / (1 + mp.exp(e0))
+        truth = mp.log((p - mp.mpf(delta)) / (1 - p))  # p - e^eps (1 - p) = delta
+        got = RandomizedResponse(epsilon0).epsilon(delta)
+        assert truth <= got <= truth * (1 + mp.mpf("1e-12"))
+
+
 def test_gaussian_delegates():
     m = GaussianMechanism.calibrate(1.0, 1e-5)
     assert m.delta(1.0) <= 1e-5
