@@ -347,7 +347,8 @@ class PldAccountant:
     relative_width : float
         Target width of the epsilon bracket, relative to its lower end, > 0
         (default 1e-3); the grid is refined until it is met (a width the grid cannot reach within
-        :data:`MAX_FFT_LENGTH` cells is a ``ValueError``). Below an
+        :data:`MAX_FFT_LENGTH` cells, or that the exact Laplace composition's rounding cannot reach as
+        delta nears 1, is a ``ValueError``; :meth:`epsilon` alone is answered regardless). Below an
         epsilon of :data:`EPSILON_FLOOR` (0.1) the width is relative to that
         floor instead (at most ``1e-4`` absolute by default), so that a query
         whose answer is near 0 does not ask for an unbounded grid. ``math.inf``
@@ -672,7 +673,7 @@ class PldAccountant:
         t, n = max(r.t for r in runs), max(r.fft_length for r in runs)
         return PldBracket(lower, min(upper, dots_upper), h, t, eta, n, len(runs), connect_dots_step=dots_step)
 
-    def _exact(self, delta: float) -> PldBracket | None:
+    def _exact(self, delta: float, check_width: bool = True) -> PldBracket | None:
         """The closed-form answer where there is one (``closed_form=True``), else ``None``.
 
         Only Gaussian mechanisms: their composition is one Gaussian
@@ -683,7 +684,9 @@ class PldAccountant:
         In the first two cases ``upper`` is
         the mechanism's ``epsilon(delta)`` (rounded so that the profile there is
         at most ``delta``) and ``lower`` the nearest point below where the
-        profile exceeds ``delta``.
+        profile exceeds ``delta``. In the third, a bracket wider than ``relative_width`` (where the profile is
+        so flat, ``delta`` near 1, that the sum's rounding moves epsilon by more) is a ``ValueError`` when
+        ``check_width``: a grid's allowance is larger, so falling back could not do better.
         """
         if not self.closed_form:
             return None
@@ -697,6 +700,15 @@ class PldAccountant:
         laplace = self._laplace_only()
         if laplace is not None:
             lower, upper = laplace_composition_epsilon(delta, *laplace)
+            if check_width and upper - lower > self.relative_width * max(lower, EPSILON_FLOOR):
+                # the exact sum's rounding (a few count * 1e-16 absolute in delta) is far below the
+                # grid's allowance (1e-13), so no grid bracket can be narrower: say so, do not widen
+                raise ValueError(
+                    f"delta {delta!r}: the exact Laplace composition's rounding leaves the epsilon bracket "
+                    f"[{lower:g}, {upper:g}], wider than relative_width {self.relative_width:g} (the profile is "
+                    "too flat here for its absolute error; a grid's is larger); pass relative_width=math.inf "
+                    "to accept it"
+                )
             return PldBracket(lower, upper, 0.0, 0.0, 0.0, 0, len(directions), method="exact-laplace")
         return None
 
@@ -834,7 +846,7 @@ class PldAccountant:
             As :meth:`epsilon_bracket_details`.
         """
         delta = self._check_delta(delta)
-        exact = self._exact(delta)
+        exact = self._exact(delta, check_width=False)  # only the upper end is asked for: any width will do
         if exact is not None:
             return exact.upper
         if self._has_dots() and self.value_discretization is None:

@@ -127,6 +127,7 @@ def test_pld_laplace() -> None:
 
     @oracle_settings(0.5)
     @given(spread(1e-3, 20.0, core=(0.05, 5.0), corners=(1.0,)), st.integers(1, 3), st.booleans(), DELTA, EPS)
+    @hexample(20.0, 3, True, 0.9999999999, 1e-4)  # the exact route's bracket (0, 4.96) passed as 1e-3 wide
     def run(e0: float, k: int, closed: bool, delta: float, eps: float) -> None:
         inputs = f"epsilon0={e0!r}, count={k}, closed_form={closed}, delta={delta!r}, eps={eps!r}"
         with example(family, domain, inputs, sink) as ex:
