@@ -693,8 +693,9 @@ def subsampled_gaussian_rdp(
     :math:`n` it is the finite sum
     :math:`A_n = \sum_{k=0}^{n} \binom{n}{k} (1-q)^{n-k} q^k e^{(k^2-k)/(2s^2)}`
     (their Sec. 3.3), exact, in log space; at a fractional order up to 1e4 the
-    integral by adaptive quadrature with its error estimate added (a bound, to
-    about 1e-13 relative; where :math:`\log A_\alpha < 1` the quadrature is of
+    integral by adaptive quadrature with its error estimate added (a bound; the estimate, added, puts it
+    at most about 1e-7 relative above the truth, measured up to 3e-8 at :math:`s \approx 0.2`, and about
+    1e-13 where the integrand is smooth; where :math:`\log A_\alpha < 1` the quadrature is of
     :math:`A_\alpha - 1`, its integrand a sum of non-negative terms, so the value keeps its relative
     precision down to order :math:`1 + 2^{-52}`, where it tends to the KL divergence), beyond it
     (or where the quadrature cannot resolve the integrand, at tiny ``s``)

@@ -234,8 +234,11 @@ def subsampled_gaussian_epsilon(delta: float, sigma: float, sampling_rate: float
     Returns
     -------
     float
-        Epsilon, at most a few ulp above the true one, finite (at most about :math:`1/(2s^2) +
-        40/s + \log(1/q)`).
+        Epsilon, finite (at most about :math:`1/(2s^2) + 40/s + \log(1/q)`). The true profile there is
+        at most ``delta`` (to the profile's relative error, :math:`10^{-11}`) and at least
+        ``delta`` :math:`(1 - 2\cdot10^{-11})` (backward accuracy); where the profile is steep that
+        puts the answer within a few ulp of the true epsilon, but as ``delta`` nears 1 the profile is
+        flat (1 - ``delta`` below the profile's absolute error) and only the backward accuracy holds.
 
     Raises
     ------
