@@ -17,6 +17,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.pld` -- privacy-loss distributions: the tight accountant with a certified bracket, built on
   :mod:`dpcore.pld_losses` (the loss laws), :mod:`dpcore.pld_grid` (their discretisations) and
   :mod:`dpcore.pld_spectral` (their composition);
+* :mod:`dpcore.calibrate_composed` -- noise calibration for composed mechanisms, epsilon over a run;
 * :mod:`dpcore.laplace_composition` -- exact composition of the Laplace mechanism (up to rounding);
 * :mod:`dpcore.subsampled_gaussian` -- the Poisson-subsampled Gaussian's exact one-step profile;
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
@@ -29,6 +30,7 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 from . import (
     attacks,
     auditing,
+    calibrate_composed,
     discrete,
     event_ratios,
     floating_point,
@@ -50,6 +52,7 @@ from . import (
 from ._validation import as_generator, as_seed_sequence, seed_offset
 from .attacks import *  # noqa: F403
 from .auditing import *  # noqa: F403
+from .calibrate_composed import *  # noqa: F403
 from .discrete import *  # noqa: F403
 from .event_ratios import *  # noqa: F403
 from .floating_point import *  # noqa: F403
@@ -85,6 +88,7 @@ __all__ = [
     *gaussian.__all__,
     *rdp.__all__,
     *pld.__all__,
+    *calibrate_composed.__all__,
     *pld_losses.__all__,
     *laplace_composition.__all__,
     *subsampled_gaussian.__all__,
