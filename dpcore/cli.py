@@ -172,6 +172,11 @@ def _check_ratio(sensitivity: float, epsilon: float) -> None:
 def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     import dpcore
 
+    if args.mechanism is not None:
+        return _calibrate_composed(args)
+    for option, value in (("--count", args.count), ("--sampling-rate", args.sampling_rate), ("--rtol", args.rtol)):
+        if value is not None:
+            raise UsageError(f"{option} needs --mechanism (gaussian, laplace or subsampled-gaussian)")
     sensitivity = _positive("--sensitivity", args.sensitivity)
     epsilon = _positive("--epsilon", args.epsilon)
     delta = None if args.delta is None else _probability("--delta", args.delta)
@@ -202,6 +207,77 @@ def cmd_calibrate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         f", delta {_fmt(delta)}" if delta is not None else " (pass --delta for the Gaussian mechanism)"
     )
     return result, head + "\n\n" + _table(rows, ["mechanism", "parameter", "value", "note"])
+
+
+#: What ``calibrate --mechanism`` certifies (``certificate`` in its JSON).
+POISSON_NOTE = (
+    "the subsampled Gaussian's bound assumes Poisson subsampling (each record independently with probability q); "
+    "it does not cover shuffled or fixed-size batches, as many training loops draw them (Chua et al. 2024)"
+)
+
+
+def _calibrate_composed(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """``calibrate --mechanism NAME --count k``: the smallest certified noise (dpcore.calibrate_noise)."""
+    import dpcore
+
+    from .calibrate_composed import FAMILIES
+
+    if args.mechanism not in FAMILIES:
+        raise UsageError(f"--mechanism must be one of {', '.join(FAMILIES)}; got {args.mechanism!r}")
+    sensitivity = _positive("--sensitivity", args.sensitivity)
+    epsilon = _positive("--epsilon", args.epsilon)
+    if args.delta is None:
+        raise UsageError(f"calibrate --mechanism {args.mechanism} needs --delta")
+    delta = _probability("--delta", args.delta)
+    count = _count("--count", 1 if args.count is None else args.count)
+    if args.mechanism == "subsampled-gaussian" and args.sampling_rate is None:
+        raise UsageError("calibrate --mechanism subsampled-gaussian needs --sampling-rate (the Poisson rate q)")
+    if args.mechanism != "subsampled-gaussian" and args.sampling_rate is not None:
+        raise UsageError(f"--sampling-rate does not apply to --mechanism {args.mechanism}")
+    params: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "count": count, "sensitivity": sensitivity}
+    if args.sampling_rate is not None:
+        params["sampling_rate"] = args.sampling_rate
+    if args.rtol is not None:
+        params["rtol"] = args.rtol
+    try:
+        cal = dpcore.calibrate_noise(args.mechanism, **params)
+    except ValueError as exc:
+        raise _as_usage_error(exc, params) from None
+    name = cal.parameter
+    result: dict[str, Any] = {
+        "mechanism": args.mechanism,
+        "count": count,
+        "sensitivity": sensitivity,
+        "sampling_rate": args.sampling_rate,
+        "target_epsilon": epsilon,
+        "delta": delta,
+        name: cal.noise,
+        "epsilon": cal.epsilon,
+        "epsilon_lower": cal.epsilon_lower,
+        "method": cal.method,
+        f"{name}_below": cal.noise_below,
+        "epsilon_below_lower": cal.epsilon_below_lower,
+        "rtol": cal.rtol,
+        "certificate": CERTIFICATES.get(cal.method, cal.method),
+    }
+    rows: list[list[Any]] = [
+        [name, cal.noise, f"the smallest found whose certified epsilon is <= {_fmt(epsilon)}"],
+        ["certified epsilon", cal.epsilon, f"bracket [{_fmt(cal.epsilon_lower)}, {_fmt(cal.epsilon)}] ({cal.method})"],
+        [
+            f"{name} below",
+            cal.noise_below,
+            f">= {name} * (1 - {_fmt(cal.rtol)}); certified epsilon there >= {_fmt(cal.epsilon_below_lower)}",
+        ],
+    ]
+    if args.mechanism == "subsampled-gaussian":
+        result["assumption"] = POISSON_NOTE
+        rows.append(["assumption", "", "Poisson subsampling (not shuffled or fixed-size batches; Chua et al. 2024)"])
+    head = (
+        f"Noise for {count} release(s) of {args.mechanism}"
+        + (f" (sampling rate {_fmt(args.sampling_rate)})" if args.sampling_rate is not None else "")
+        + f", sensitivity {_fmt(sensitivity)}: epsilon {_fmt(epsilon)} at delta {_fmt(delta)}"
+    )
+    return result, head + "\n\n" + _table(rows, ["quantity", "value", "note"])
 
 
 # --------------------------------------------------------------------------- mechanisms
@@ -345,6 +421,8 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                     f"certified bracket [{_fmt(bracket.lower)}, {_fmt(bracket.upper)}] ({bracket.method})",
                 ]
             )
+    if args.checkpoints is not None:
+        _checkpoint_rows(args.checkpoints, count, delta, mech, result, rows)
     best, method, lower = min(candidates, key=lambda c: c[0])
     lowers = [c[2] for c in candidates if c[2] is not None]
     certificate = CERTIFICATES[method]
@@ -357,6 +435,39 @@ def cmd_account(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     rows.append(["certificate", "", certificate])
     head = f"Privacy after {count} release(s) of {mech!r}, delta {_fmt(delta)}"
     return result, head + "\n\n" + _table(rows, ["method", "epsilon", "note"])
+
+
+def _parse_checkpoints(text: str, count: int) -> list[int]:
+    """``--checkpoints 1,10,100``: step counts in [1, --count], comma-separated (the count itself is added)."""
+    steps = []
+    for part in text.split(","):
+        t = part.strip()
+        if not t.isdigit() or len(t) > 19 or not 1 <= int(t) <= count:
+            raise UsageError(
+                f"--checkpoints must be step counts in [1, --count = {count}], comma-separated; got {text!r}"
+            )
+        steps.append(int(t))
+    return sorted(set(steps) | {count})
+
+
+def _checkpoint_rows(
+    text: str, count: int, delta: float, mech: Any, result: dict[str, Any], rows: list[list[Any]]
+) -> None:
+    """Epsilon at each checkpoint of the run (:func:`dpcore.epsilon_over_run`), into the result and the table."""
+    import dpcore
+
+    steps = _parse_checkpoints(text, count)
+    if delta < dpcore.pld.MIN_DELTA:
+        raise UsageError(f"--checkpoints needs --delta >= {dpcore.pld.MIN_DELTA:g} (the PLD accountant's floor)")
+    run = dpcore.epsilon_over_run(mech, steps, delta)
+    result["checkpoints"] = [
+        {"step": int(k), "epsilon": float(u), "epsilon_lower": float(lo), "method": m}
+        for k, u, lo, m in zip(run.steps, run.epsilon, run.epsilon_lower, run.method, strict=True)
+    ]
+    for k, u, lo, m in zip(run.steps, run.epsilon, run.epsilon_lower, run.method, strict=True):
+        rows.append(
+            [f"after {int(k)} step(s)", float(u), f"certified bracket [{_fmt(float(lo))}, {_fmt(float(u))}] ({m})"]
+        )
 
 
 # --------------------------------------------------------------------------- audit
@@ -583,8 +694,22 @@ _EPILOG_CALIBRATE = """examples:
   python -m dpcore calibrate --sensitivity 1 --epsilon 0.5 --delta 1e-5
   python -m dpcore calibrate --sensitivity 2 --epsilon 3 --delta 1e-9 --json
 
+  python -m dpcore calibrate --mechanism gaussian --count 100 --epsilon 1 --delta 1e-5
+  python -m dpcore calibrate --mechanism laplace --count 10 --epsilon 1 --delta 1e-6
+  python -m dpcore calibrate --mechanism subsampled-gaussian --sampling-rate 0.004267 \\
+      --count 14062 --epsilon 3 --delta 1e-5 --json
+
 The classic Gaussian formula is proven only for epsilon < 1 and is shown as
-n/a above that; the analytic sigma is exact for every epsilon."""
+n/a above that; the analytic sigma is exact for every epsilon.
+
+With --mechanism, the noise (sigma or scale) for --count composed releases is
+the smallest whose certified epsilon (the PLD accountant's upper end; closed
+forms for Gaussian releases and small Laplace compositions) is at most
+--epsilon, within --rtol: at sigma * (1 - rtol) the certified lower end
+exceeds --epsilon. The subsampled Gaussian's bound assumes Poisson
+subsampling (each record independently with probability q); it does not
+cover shuffled or fixed-size batches, as most training loops draw them
+(Chua et al. 2024)."""
 
 _EPILOG_ACCOUNT = """examples:
   python -m dpcore account --mechanism gaussian --sigma 1 --count 10 --delta 1e-5
@@ -594,6 +719,8 @@ _EPILOG_ACCOUNT = """examples:
   python -m dpcore account --mechanism randomized-response --epsilon0 1 --count 30 --delta 1e-6
   python -m dpcore account --mechanism subsampled-gaussian --sigma 1.1 --sampling-rate 0.004267 \\
       --count 14062 --delta 1e-5
+  python -m dpcore account --mechanism subsampled-gaussian --sigma 1.1 --sampling-rate 0.004267 \\
+      --count 14062 --delta 1e-5 --checkpoints 235,2344,7031
 
 epsilon is the tightest certified upper bound found (method: exact, pld,
 exact-laplace, exact-gaussian, rdp or basic-composition; certificate: what that
@@ -601,7 +728,10 @@ method's bound rests on); the PLD accountant also
 gives a certified lower end (Laplace releases of one scale it composes exactly,
 with no grid, up to about 150 of them at epsilon0 = 1: exact-laplace).
 The options after --mechanism are the fields of its class in dpcore.mechanisms
-(python -c "import dpcore; help(dpcore.LaplaceMechanism)")."""
+(python -c "import dpcore; help(dpcore.LaplaceMechanism)").
+--checkpoints 1,10,100 adds the certified epsilon after each of those steps.
+The subsampled Gaussian's bound assumes Poisson subsampling, not shuffled or
+fixed-size batches (Chua et al. 2024)."""
 
 _EPILOG_AUDIT = """
 
@@ -667,7 +797,33 @@ def build_parser() -> argparse.ArgumentParser:
         "every scale or sigma must come out a normal double (2.2e-308 to 1.8e308)",
     )
     p.add_argument(
-        "--delta", type=_finite_float, help="privacy parameter delta in (0, 1) (subnormal too), for the Gaussian rows"
+        "--delta",
+        type=_finite_float,
+        help="privacy parameter delta in (0, 1) (subnormal too), for the Gaussian rows; with --mechanism, "
+        "required and >= 1e-10",
+    )
+    p.add_argument(
+        "--mechanism",
+        help="calibrate k composed releases instead: gaussian (sigma), laplace (scale) or subsampled-gaussian "
+        "(sigma of one Poisson-subsampled DP-SGD step); the smallest noise whose certified epsilon is at most "
+        "--epsilon (dpcore.calibrate_noise)",
+    )
+    p.add_argument(
+        "--count", type=_bounded_int(MAX_COUNT), help="with --mechanism: number k of releases (steps), default 1"
+    )
+    p.add_argument(
+        "--sampling-rate",
+        dest="sampling_rate",
+        type=_finite_float,
+        help="with --mechanism subsampled-gaussian: the Poisson sampling rate q in (0, 1]. The bound assumes "
+        "Poisson subsampling (each record independently with probability q), not shuffled or fixed-size "
+        "batches (Chua et al. 2024)",
+    )
+    p.add_argument(
+        "--rtol",
+        type=_finite_float,
+        help="with --mechanism: relative tolerance on the noise, in [1e-6, 0.1] (default 1e-3): noise * (1 - rtol) "
+        "certainly exceeds --epsilon",
     )
     common(p)
     p.set_defaults(func=cmd_calibrate)
@@ -696,6 +852,11 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="target delta in (0, 1); the PLD row needs delta >= 1e-10 (its FFT rounding floor), "
         "the exact and RDP rows take any delta down to 5e-324",
+    )
+    p.add_argument(
+        "--checkpoints",
+        help="epsilon over the run: certified epsilon after each of these step counts, comma-separated, each in "
+        "[1, --count] (e.g. 1,10,100; --count is added), from one discretisation (dpcore.epsilon_over_run)",
     )
     common(p)
     p.set_defaults(func=cmd_account)
