@@ -99,6 +99,10 @@ MAX_NOISE_MULTIPLIER = 1e4
 #: a delta above what removing the noise altogether costs) does not determine a smallest noise, and is refused.
 MIN_NOISE_MULTIPLIER = 1e-2
 
+#: Smallest target epsilon for the families calibrated on the PLD grid (Laplace, subsampled Gaussian): the accountant
+#: brackets epsilons below 0.1 to an absolute width (:data:`dpcore.pld.EPSILON_FLOOR`), too coarse to decide below it.
+MIN_GRID_EPSILON = 1e-2
+
 #: The mechanism families :func:`calibrate_noise` calibrates, by command-line name, and their noise parameter.
 FAMILIES = {"gaussian": "sigma", "laplace": "scale", "subsampled-gaussian": "sigma"}
 
@@ -326,7 +330,8 @@ def calibrate_noise(
         (:class:`dpcore.GaussianMechanism`, :class:`dpcore.LaplaceMechanism`,
         :class:`dpcore.SubsampledGaussianMechanism`).
     epsilon : float
-        The target, finite and > 0; a target that needs noise / sensitivity above
+        The target, finite and > 0 (at least :data:`MIN_GRID_EPSILON`, 0.01, for Laplace and the subsampled
+        Gaussian); a target that needs noise / sensitivity above
         :data:`MAX_NOISE_MULTIPLIER` (1e4, subsampled Gaussian), or is met even at
         :data:`MIN_NOISE_MULTIPLIER` (1e-2: no smallest noise), is refused.
     delta : float
@@ -378,6 +383,11 @@ def calibrate_noise(
     elif sampling_rate is not None:
         raise ValueError(f"sampling_rate applies only to the subsampled Gaussian; got {sampling_rate!r} for {family}")
 
+    if family != "gaussian" and eps < MIN_GRID_EPSILON:
+        raise ValueError(
+            f"epsilon must be >= {MIN_GRID_EPSILON:g} for {family} (the accountant's absolute resolution below 0.1 "
+            f"cannot decide a smaller target); got {eps!r}"
+        )
     build: Callable[[float], Mechanism]
     if family == "gaussian":
         guess = _gaussian_guess(eps, d, k, sens)

@@ -490,3 +490,122 @@ def test_calibrate_note_names_the_reason_when_the_classic_sigma_is_refused_below
     assert main(["calibrate", "--epsilon", "0.5", "--delta", "1e-5"]) == 0
     out = capsys.readouterr().out
     assert "sigma = inf" in out and "needs epsilon < 1" not in out
+
+
+# --------------------------------------------------------------------------- issue 31: composed calibration
+def test_calibrate_composed_subsampled_gaussian_json(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["calibrate", "--mechanism", "subsampled-gaussian", "--sampling-rate", "0.004267", "--count", "14062"]
+    assert main([*argv, "--epsilon", "3", "--delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon"] <= 3.0 < out["epsilon_below_lower"]
+    assert out["sigma_below"] >= out["sigma"] * (1 - 1e-3) and out["method"] == "pld"
+    assert 0.96 < out["sigma"] < 0.98 and "Poisson" in out["assumption"]
+
+
+def test_calibrate_composed_gaussian_and_laplace_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    import dpcore
+
+    assert main(["calibrate", "--mechanism", "gaussian", "--count", "100", "--epsilon", "1", "--delta", "1e-5"]) == 0
+    text = capsys.readouterr().out
+    sigma = dpcore.calibrate_noise("gaussian", epsilon=1.0, delta=1e-5, count=100).noise
+    assert repr(sigma) in text and "exact-gaussian" in text
+    argv = ["calibrate", "--mechanism", "laplace", "--count", "10", "--epsilon", "1", "--delta", "1e-6", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "exact-laplace" and out["epsilon"] <= 1.0 and "scale" in out
+
+
+def test_the_one_release_calibrate_is_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--epsilon", "0.5", "--delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["laplace_scale"] == 2.0 and "analytic_gaussian_sigma" in out and "sigma" not in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["calibrate", "--count", "3", "--epsilon", "1"], "--count"),
+        (["calibrate", "--mechanism", "gaussian", "--count", "3", "--epsilon", "1"], "--delta"),
+        (["calibrate", "--mechanism", "poisson", "--epsilon", "1", "--delta", "1e-5"], "--mechanism"),
+        (["calibrate", "--mechanism", "subsampled-gaussian", "--epsilon", "1", "--delta", "1e-5"], "--sampling-rate"),
+        (
+            ["calibrate", "--mechanism", "gaussian", "--sampling-rate", "0.1", "--epsilon", "1", "--delta", "1e-5"],
+            "--sampling-rate",
+        ),
+        (["calibrate", "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--rtol", "2"], "--rtol"),
+        (["calibrate", "--mechanism", "laplace", "--epsilon", "1", "--delta", "1e-12"], "--delta"),
+        (["calibrate", "--mechanism", "laplace", "--epsilon", "1e-3", "--delta", "1e-5"], "--epsilon"),
+        (
+            [
+                "account",
+                "--mechanism",
+                "gaussian",
+                "--sigma",
+                "1",
+                "--count",
+                "10",
+                "--delta",
+                "1e-5",
+                "--checkpoints",
+                "0",
+            ],
+            "--checkpoints",
+        ),
+        (
+            [
+                "account",
+                "--mechanism",
+                "gaussian",
+                "--sigma",
+                "1",
+                "--count",
+                "10",
+                "--delta",
+                "1e-5",
+                "--checkpoints",
+                "11",
+            ],
+            "--checkpoints",
+        ),
+        (
+            [
+                "account",
+                "--mechanism",
+                "gaussian",
+                "--sigma",
+                "1",
+                "--count",
+                "9",
+                "--delta",
+                "1e-5",
+                "--checkpoints",
+                "a",
+            ],
+            "--checkpoints",
+        ),
+    ],
+)
+def test_composed_calibrate_and_checkpoints_bad_input_one_line_exit_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and needle in captured.err
+
+
+def test_account_checkpoints(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["account", "--mechanism", "subsampled-gaussian", "--sigma", "1.1", "--sampling-rate", "0.004267"]
+    assert main([*argv, "--count", "14062", "--delta", "1e-5", "--checkpoints", "235,2344", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    steps = [c["step"] for c in out["checkpoints"]]
+    assert steps == [235, 2344, 14062]
+    assert all(c["epsilon_lower"] <= c["epsilon"] for c in out["checkpoints"])
+    assert out["checkpoints"][-1]["epsilon"] == pytest.approx(out["pld_epsilon"], rel=1e-12)
+
+
+def test_help_states_the_poisson_assumption(capsys: pytest.CaptureFixture[str]) -> None:
+    for cmd in ("calibrate", "account"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "Poisson subsampling" in text and "Chua et al. 2024" in text and "fixed-size batches" in text

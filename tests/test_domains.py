@@ -62,6 +62,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "classical_rdp_to_dp",
     ),
     "laplace_composition": ("laplace_composition_delta", "laplace_composition_epsilon"),
+    "calibrate_composed": ("calibrate_noise", "epsilon_over_run"),
     "subsampled_gaussian": ("subsampled_gaussian_delta", "subsampled_gaussian_epsilon"),
     "gaussian": (
         "gaussian_delta",

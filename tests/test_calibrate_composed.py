@@ -1,0 +1,203 @@
+"""dpcore.calibrate_noise and dpcore.epsilon_over_run (issue 31, items 1 and 2), checked outside their code path.
+
+Gaussian releases: k releases of sigma are one of sigma / sqrt(k), whose profile is in closed form; it is
+evaluated here with mpmath at 40 digits (not dpcore's code): the calibrated sigma gives delta <= D at E, and
+0.5 % less noise gives delta > D. The subsampled Gaussian: dp_accounting is not installed in the project's
+venv (it lives in benchmarks/requirements-accounting.txt's own venv), so one step (T = 1) is checked against
+its two directions' profiles in mpmath, and T steps against dpcore's certified lower end at 0.5 % less noise
+(a fresh accountant at a tighter width) and the RDP accountant (an independent code path: an upper bound, so
+it must exceed the target at 0.5 % less noise).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+import dpcore
+
+mpmath.mp.dps = 40
+
+
+def _gaussian_delta_mp(eps: float, sigma: float, count: int, sensitivity: float = 1.0) -> mpmath.mpf:
+    """delta(eps) of k Gaussian releases: Phi(-eps s + 1/(2s)) - e^eps Phi(-eps s - 1/(2s)), s = sigma/(sqrt(k) D)."""
+    s = mpmath.mpf(sigma) / (mpmath.sqrt(count) * mpmath.mpf(sensitivity))
+    e = mpmath.mpf(eps)
+    return mpmath.ncdf(-e * s + 1 / (2 * s)) - mpmath.exp(e) * mpmath.ncdf(-e * s - 1 / (2 * s))
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "delta", "count", "sensitivity"),
+    [
+        (1.0, 1e-5, 1, 1.0),
+        (0.5, 1e-6, 100, 2.0),
+        (3.0, 1e-5, 10_000, 1.0),
+        (10.0, 1e-9, 7, 0.5),
+        (0.1, 1e-3, 1000, 1.0),
+    ],
+)
+def test_gaussian_calibration_against_the_closed_form_in_mpmath(epsilon, delta, count, sensitivity) -> None:
+    cal = dpcore.calibrate_noise("gaussian", epsilon=epsilon, delta=delta, count=count, sensitivity=sensitivity)
+    assert cal.parameter == "sigma" and cal.method == "exact-gaussian"
+    assert cal.epsilon <= epsilon
+    assert _gaussian_delta_mp(epsilon, cal.noise, count, sensitivity) <= delta
+    assert _gaussian_delta_mp(epsilon, cal.noise * (1 - 0.005), count, sensitivity) > delta  # 0.5 % less noise
+    assert _gaussian_delta_mp(epsilon, cal.noise_below, count, sensitivity) > delta  # the certified side below
+    assert cal.noise_below >= cal.noise * (1 - cal.rtol)
+    assert isinstance(cal.mechanism, dpcore.GaussianMechanism) and cal.mechanism.sigma == cal.noise
+
+
+def _subsampled_delta_mp(eps: float, sigma: float, q: float) -> mpmath.mpf:
+    """One Poisson-subsampled Gaussian step, both directions (remove: mixture vs N(0); add: the reverse), in mpmath.
+
+    The likelihood ratio of the mixture (1-q) N(0, s^2) + q N(1, s^2) to N(0, s^2) is (1-q) + q e^{(2x-1)/(2s^2)},
+    increasing in x, so each direction's optimal event is a half-line, found by solving for its end.
+    """
+    s, q, e = mpmath.mpf(sigma), mpmath.mpf(q), mpmath.mpf(eps)
+    ee = mpmath.exp(e)
+    # remove: P = mixture, Q = N(0): {ratio > e^eps} = {x > x1}
+    x1 = (2 * s**2 * mpmath.log((ee - (1 - q)) / q) + 1) / 2
+    sf = lambda z: mpmath.ncdf(-z)  # noqa: E731
+    d1 = (1 - q) * sf(x1 / s) + q * sf((x1 - 1) / s) - ee * sf(x1 / s)
+    # add: P = N(0), Q = mixture: {N(0)/mixture > e^eps} = {x < x2}, where (1-q) + q e^{(2x-1)/(2s^2)} = e^-eps
+    d2 = mpmath.mpf(0)
+    if 1 / ee > 1 - q:
+        x2 = (2 * s**2 * mpmath.log((1 / ee - (1 - q)) / q) + 1) / 2
+        d2 = mpmath.ncdf(x2 / s) - ee * ((1 - q) * mpmath.ncdf(x2 / s) + q * mpmath.ncdf((x2 - 1) / s))
+    return max(d1, d2)
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "q"), [(1.0, 1e-5, 0.01), (0.3, 1e-6, 0.1), (2.0, 1e-5, 1.0)])
+def test_one_subsampled_step_against_its_profile_in_mpmath(epsilon, delta, q) -> None:
+    cal = dpcore.calibrate_noise("subsampled-gaussian", epsilon=epsilon, delta=delta, count=1, sampling_rate=q)
+    assert cal.epsilon <= epsilon
+    assert _subsampled_delta_mp(epsilon, cal.noise, q) <= delta * (1 + 1e-9)
+    assert _subsampled_delta_mp(epsilon, cal.noise * (1 - 0.005), q) > delta
+
+
+@pytest.mark.parametrize(("epsilon", "q", "count"), [(3.0, 256 / 60000, 14062), (1.0, 0.01, 1000), (8.0, 0.05, 100)])
+def test_dp_sgd_calibration_certified_both_sides_and_against_rdp(epsilon, q, count) -> None:
+    delta = 1e-5
+    cal = dpcore.calibrate_noise("subsampled-gaussian", epsilon=epsilon, delta=delta, count=count, sampling_rate=q)
+    assert cal.parameter == "sigma" and cal.method == "pld"
+    assert cal.epsilon_lower <= cal.epsilon <= epsilon
+    assert cal.noise_below >= cal.noise * (1 - 1e-3) and cal.epsilon_below_lower > epsilon
+    # a fresh accountant at a tighter width: 0.5 % less noise certainly exceeds the target, the sigma certainly meets it
+    less = dpcore.SubsampledGaussianMechanism(cal.noise * (1 - 0.005), q)
+    assert dpcore.PldAccountant(relative_width=1e-4).compose(less, count).epsilon_bracket(delta)[0] > epsilon
+    same = dpcore.PldAccountant(relative_width=1e-4).compose(cal.mechanism, count).epsilon_bracket(delta)
+    assert same[1] <= epsilon
+    # RDP, an independent upper bound: never below the PLD's certified lower end, so above the target at less noise
+    assert dpcore.RdpAccountant().compose(less, count).epsilon(delta) > epsilon
+    assert dpcore.RdpAccountant().compose(cal.mechanism, count).epsilon(delta) >= same[0]
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "count"), [(1.0, 1e-6, 1), (0.5, 1e-6, 10), (2.0, 1e-6, 300)])
+def test_laplace_calibration(epsilon, delta, count) -> None:
+    cal = dpcore.calibrate_noise(dpcore.LaplaceMechanism, epsilon=epsilon, delta=delta, count=count)
+    assert cal.parameter == "scale" and cal.epsilon <= epsilon
+    assert cal.noise <= count / epsilon  # never more than basic composition
+    e0 = 1.0 / (cal.noise * (1 - 0.005))
+    if count == 1:  # one release: delta(eps) = 1 - e^{(eps - e0)/2}, in mpmath
+        assert 1 - mpmath.exp((mpmath.mpf(epsilon) - mpmath.mpf(1) / (cal.noise * (1 - 0.005))) / 2) > delta
+        assert 1 - mpmath.exp((mpmath.mpf(epsilon) - mpmath.mpf(1) / cal.noise) / 2) <= delta
+    else:  # the exact composition's certified lower end at 0.5 % less noise
+        assert dpcore.laplace_composition_epsilon(delta, e0, count)[0] > epsilon
+
+
+def test_the_mechanism_can_be_named_by_class_or_string() -> None:
+    a = dpcore.calibrate_noise(dpcore.GaussianMechanism, epsilon=1.0, delta=1e-5, count=10)
+    b = dpcore.calibrate_noise("gaussian", epsilon=1.0, delta=1e-5, count=10)
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"mechanism": "poisson"}, "mechanism"),
+        ({"mechanism": dpcore.DiscreteLaplaceMechanism}, "mechanism"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": math.nan}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"delta": 0.0}, "delta"),
+        ({"delta": 1e-12}, "delta"),
+        ({"delta": 1.0}, "delta"),
+        ({"count": 0}, "count"),
+        ({"count": 2.5}, "count"),
+        ({"sensitivity": 0.0}, "sensitivity"),
+        ({"rtol": 0.0}, "rtol"),
+        ({"rtol": 0.5}, "rtol"),
+        ({"sampling_rate": None}, "sampling_rate"),
+        ({"sampling_rate": 1.5}, "sampling_rate"),
+        ({"mechanism": "gaussian", "sampling_rate": 0.1}, "sampling_rate"),
+        ({"epsilon": 1e-3}, "epsilon"),  # below MIN_GRID_EPSILON
+        ({"epsilon": 0.011, "count": 10**9}, "epsilon"),  # needs sigma / sensitivity beyond MAX_NOISE_MULTIPLIER
+    ],
+)
+def test_bad_input_names_the_parameter(kwargs, name) -> None:
+    args = {"mechanism": "subsampled-gaussian", "epsilon": 1.0, "delta": 1e-5, "count": 100, "sampling_rate": 0.01}
+    args.update(kwargs)
+    mech = args.pop("mechanism")
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        dpcore.calibrate_noise(mech, **args)
+
+
+def test_a_target_met_without_noise_is_refused_naming_epsilon() -> None:
+    # one Laplace release at the smallest scale searched (epsilon0 = 100) has epsilon 100 + 2 ln(0.1) at delta 0.9
+    with pytest.raises(ValueError, match=r"^epsilon .* met even at the smallest noise"):
+        dpcore.calibrate_noise("laplace", epsilon=99.0, delta=0.9, count=1)
+
+
+# --------------------------------------------------------------------------- epsilon over a run
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] * (1 + 1e-12) and b[0] <= a[1] * (1 + 1e-12)
+
+
+def test_checkpoints_agree_with_separate_queries_to_the_bracket() -> None:
+    sgd = dpcore.SubsampledGaussianMechanism(sigma=1.1, sampling_rate=256 / 60000)
+    steps = [4000, 1, 235, 14062, 235, 2344]
+    run = dpcore.epsilon_over_run(sgd, steps, 1e-5)
+    assert list(run.steps) == steps and len(run.method) == len(steps)
+    assert np.all(run.epsilon_lower <= run.epsilon)
+    assert np.all(np.diff(run.epsilon[np.argsort(steps)]) >= 0)  # more steps, no less epsilon (certified ends)
+    for k in (1, 235, 2344, 14062):
+        i = steps.index(k)
+        single = dpcore.PldAccountant().compose(sgd, k).epsilon_bracket(1e-5)
+        assert _overlap((run.epsilon_lower[i], run.epsilon[i]), single), (k, single)
+        assert run.epsilon[i] - run.epsilon_lower[i] <= 1e-3 * max(run.epsilon_lower[i], 0.1) * (1 + 1e-9)
+    assert run.epsilon[steps.index(14062)] == pytest.approx(2.3816, abs=2e-4)
+
+
+def test_checkpoints_of_closed_forms_are_the_closed_forms() -> None:
+    g = dpcore.GaussianMechanism(2.0)
+    run = dpcore.epsilon_over_run(g, [1, 10, 100], 1e-5)
+    assert set(run.method) == {"exact-gaussian"}
+    for k, e in zip([1, 10, 100], run.epsilon, strict=True):
+        assert e == pytest.approx(dpcore.exact_gaussian_composition_epsilon(2.0, k, 1e-5), rel=1e-12)
+    lap = dpcore.epsilon_over_run(dpcore.LaplaceMechanism(10.0), [1, 5, 50], 1e-6)
+    for k, lo, hi in zip([1, 5, 50], lap.epsilon_lower, lap.epsilon, strict=True):
+        assert _overlap(
+            (lo, hi), dpcore.PldAccountant().compose(dpcore.LaplaceMechanism(10.0), k).epsilon_bracket(1e-6)
+        )
+
+
+@pytest.mark.parametrize(
+    ("steps", "delta", "width", "name"),
+    [
+        ([], 1e-5, 1e-3, "steps"),
+        ([0, 3], 1e-5, 1e-3, "steps"),
+        ([1.5], 1e-5, 1e-3, "steps"),
+        (5, 1e-5, 1e-3, "steps"),
+        ([3], 0.0, 1e-3, "delta"),
+        ([3], 1e-11, 1e-3, "delta"),
+        ([3], 1e-5, 0.0, "relative_width"),
+    ],
+)
+def test_epsilon_over_run_refuses_bad_input(steps, delta, width, name) -> None:
+    with pytest.raises(ValueError, match=rf"^{name}"):
+        dpcore.epsilon_over_run(dpcore.GaussianMechanism(1.0), steps, delta, relative_width=width)
+    with pytest.raises(ValueError, match=r"^mechanism"):
+        dpcore.epsilon_over_run(object(), [1], 1e-5)  # type: ignore[arg-type]
