@@ -100,6 +100,68 @@ def test_randomized_response_epsilon_near_delta_one(epsilon0, delta):
         assert truth <= got <= truth * (1 + mp.mpf("1e-12"))
 
 
+def _discrete_profile_by_direct_sum(p, q, zs, eps):
+    """sum_z (p(z) - e^eps q(z))_+ over ``zs`` in 60-digit mpmath: the profile's definition, nothing else."""
+    with mp.workdps(60):
+        e = mp.exp(mp.mpf(eps))
+        return mp.fsum(max(p(z) - e * q(z), 0) for z in zs)
+
+
+@pytest.mark.parametrize(
+    ("sigma2", "d", "below"),
+    [
+        (Fraction(7, 3072), 25001, 1),
+        (Fraction(7, 3072), 25001, 3),
+        (Fraction(1, 10), 10**6, 2),
+        (Fraction(1, 3072), 25001, 1),
+    ],
+)
+def test_discrete_gaussian_profile_next_to_a_kink(sigma2, d, below):
+    """A few doubles below the largest loss D^2/(2 sigma2) (~1e11): eps - loss in doubles was all rounding
+    there (delta 5e-96 for 1.09e-5); now a few ulp relative of the direct sum."""
+    eps = float(Fraction(d * d) / (2 * sigma2))
+    for _ in range(below):
+        eps = math.nextafter(eps, 0.0)
+    with mp.workdps(60):
+        s2 = mp.mpf(sigma2.numerator) / sigma2.denominator
+        k = int(40 * math.sqrt(float(sigma2))) + 10
+        norm = mp.fsum(mp.exp(-(mp.mpf(z) ** 2) / (2 * s2)) for z in range(-k - 1, k + 2))
+        truth = _discrete_profile_by_direct_sum(
+            lambda z: mp.exp(-(mp.mpf(z) ** 2) / (2 * s2)) / norm,
+            lambda z: mp.exp(-(mp.mpf(z - d) ** 2) / (2 * s2)) / norm,
+            range(-k - 1, k + 2),
+            eps,
+        )
+    got = DiscreteGaussianMechanism(sigma2, d).delta(eps)
+    assert abs(mp.mpf(got) - truth) <= mp.mpf("1e-13") * truth
+
+
+@pytest.mark.parametrize(
+    ("scale", "d", "z"),
+    [
+        (Fraction(3, 7), 25001, 1),
+        (Fraction(3, 7), 25001, 2),
+        (Fraction(5, 3), 400, 1),
+        (Fraction(3, 7), 10**7, 1),
+        (Fraction(3, 7), 10**7, 2),
+    ],
+)
+def test_discrete_laplace_profile_next_to_a_kink(scale, d, z):
+    """The double just below the interior loss (D - 2z)/b: a few ulp relative of the direct sum (in doubles
+    the near-kink terms were off by about 1e-16 D relatively, 5e-10 at D = 1e7)."""
+    eps = math.nextafter(float(Fraction(d - 2 * z) / scale), 0.0)
+    with mp.workdps(60):
+        b = mp.mpf(scale.numerator) / scale.denominator
+        c = mp.tanh(1 / (2 * b))
+        w = math.ceil(400 * float(scale)) + 10  # p(x) < e^-400 beyond w of 0, q(x) beyond w of D: left out
+        span = sorted(set(range(-w, w)) | set(range(d - w, d + w)))
+        truth = _discrete_profile_by_direct_sum(
+            lambda x: c * mp.exp(-abs(x) / b), lambda x: c * mp.exp(-abs(x - d) / b), span, eps
+        )
+    got = DiscreteLaplaceMechanism(scale, d).delta(eps)
+    assert abs(mp.mpf(got) - truth) <= mp.mpf("1e-13") * truth
+
+
 def test_gaussian_delegates():
     m = GaussianMechanism.calibrate(1.0, 1e-5)
     assert m.delta(1.0) <= 1e-5

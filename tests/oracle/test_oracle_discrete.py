@@ -65,6 +65,7 @@ def test_discrete_laplace() -> None:
         probability(),
         spread(1.0 + 2.0**-52, 1e4, core=(1.01, 64.0)),
     )
+    @hexample(Fraction(3, 7), 25001, 58330.99999999999, 0.5, 2.0)  # next to the kink (D - 2)/b
     def run(b: Fraction, d: int, eps: float, delta: float, alpha: float) -> None:
         inputs = f"scale={b!r}, sensitivity={d}, eps={eps!r}, delta={delta!r}, alpha={alpha!r}"
         with example(family, domain, inputs, sink) as ex:
@@ -97,6 +98,8 @@ def test_discrete_gaussian() -> None:
         probability(),
         spread(1.0 + 2.0**-52, 1e4, core=(1.01, 64.0)),
     )
+    # the double just below the largest loss D^2/(2 sigma2) ~ 1.4e11: delta was 5e-96, truth 1.09e-5
+    @hexample(Fraction(7, 3072), 25001, 137153828790.85713, 1e-5, 2.0)
     def run(s2: Fraction, d: int, eps: float, delta: float, alpha: float) -> None:
         inputs = f"sigma2={s2!r}, sensitivity={d}, eps={eps!r}, delta={delta!r}, alpha={alpha!r}"
         with example(family, domain, inputs, sink) as ex:
