@@ -21,6 +21,8 @@ Every public name is importable from ``dpcore`` directly. Submodules:
 * :mod:`dpcore.laplace_composition` -- exact composition of the Laplace mechanism (up to rounding);
 * :mod:`dpcore.subsampled_gaussian` -- the Poisson-subsampled Gaussian's exact one-step profile;
 * :mod:`dpcore.auditing` -- empirical privacy auditing by sampling;
+* :mod:`dpcore.representation` -- audit events over how float outputs are represented (precision, lattice, values);
+* :mod:`dpcore.library_adapters` -- the mechanisms of installed DP libraries as audit targets;
 * :mod:`dpcore.discrete` -- floating-point-safe (exact integer) mechanisms;
 * :mod:`dpcore.floating_point` -- the textbook float Laplace mechanism and Mironov's attack on it;
 * :mod:`dpcore.montecarlo` -- Monte Carlo claims as hypothesis tests;
@@ -38,6 +40,7 @@ from . import (
     independence,
     laplace,
     laplace_composition,
+    library_adapters,
     mechanisms,
     montecarlo,
     pld,
@@ -46,6 +49,7 @@ from . import (
     pld_spectral,
     privacy_loss,
     rdp,
+    representation,
     sensitivity,
     subsampled_gaussian,
 )
@@ -59,12 +63,14 @@ from .floating_point import *  # noqa: F403
 from .gaussian import *  # noqa: F403
 from .laplace import *  # noqa: F403
 from .laplace_composition import *  # noqa: F403
+from .library_adapters import *  # noqa: F403
 from .mechanisms import *  # noqa: F403
 from .montecarlo import *  # noqa: F403
 from .pld import *  # noqa: F403
 from .pld_losses import *  # noqa: F403
 from .privacy_loss import *  # noqa: F403
 from .rdp import *  # noqa: F403
+from .representation import *  # noqa: F403
 from .sensitivity import *  # noqa: F403
 from .subsampled_gaussian import *  # noqa: F403
 
@@ -93,6 +99,8 @@ __all__ = [
     *laplace_composition.__all__,
     *subsampled_gaussian.__all__,
     *auditing.__all__,
+    *representation.__all__,
+    *library_adapters.__all__,
     *discrete.__all__,
     *event_ratios.__all__,
     *floating_point.__all__,

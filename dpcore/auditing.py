@@ -133,12 +133,13 @@ from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import _engine
+from . import representation as _repr
 from ._lazy import lazy_module
 from ._limits import check_limit, check_limit_value
 from ._validation import (
@@ -166,6 +167,7 @@ __all__ = [
 ]
 
 Mechanism = Callable[[Any, int, np.random.Generator], NDArray[Any]]
+_E = TypeVar("_E")
 
 _SHIFT_63 = np.uint64(63)
 _DEFAULT_CHUNK = 1 << 16
@@ -251,16 +253,30 @@ class ReleaseOutputs:
 
 @dataclass(frozen=True)
 class AuditEvent:
-    r"""One threshold event kept by the selection phase, with its estimation-phase bound.
+    r"""One event kept by the selection phase, with its estimation-phase bound.
+
+    The event is one of four kinds (``kind``); ``tail`` says whether it is
+    the "below / not a member" side (``"lower"``) or the "at or above /
+    member" side (``"upper"``):
+
+    * threshold: :math:`\{y < t\}` or :math:`\{y \ge t\}`;
+    * precision: :math:`y` is not, or is, a multiple of :math:`2^k`;
+    * lattice: :math:`y` is off, or on, the lattice;
+    * value: :math:`y` equals none, or one, of ``values``.
+
+    (:mod:`dpcore.representation` defines the last three.) :attr:`event`
+    says it in words, :meth:`describe` with its counts.
 
     Attributes
     ----------
     tail : {"lower", "upper"}
         ``"lower"`` is :math:`\{y < t\}`, ``"upper"`` is :math:`\{y \ge t\}`
-        (exactly, in the estimation phase; the selection phase scored it through
-        grid bins, whose rounded boundaries do not matter for validity).
+        for a threshold event (exactly, in the estimation phase; the selection phase scored it through
+        grid bins, whose rounded boundaries do not matter for validity); for the other kinds, the table above.
     threshold : float
-        The threshold :math:`t` (a grid edge).
+        The threshold :math:`t` (a grid edge) of a threshold event; the exponent :math:`k` of a
+        precision event; the spacing :math:`g` of a lattice event; the smallest listed value of a
+        value event.
     numerator : {"d", "d_prime"}
         The side whose probability is bounded from below (:math:`p`); the
         other side's is bounded from above (:math:`q`).
@@ -270,6 +286,11 @@ class AuditEvent:
         Clopper--Pearson bounds on :math:`p` (lower) and :math:`q` (upper).
     epsilon_lower : float
         :math:`\ln((p^{lo} - \delta)/q^{hi})`, or ``-inf`` if :math:`p^{lo} \le \delta`.
+    kind : {"threshold", "precision", "lattice", "value"}
+        The family of the event (default ``"threshold"``).
+    values : tuple of float
+        The lattice's ``(spacing, offset)`` of a lattice event, the listed values of a value
+        event, ``()`` otherwise.
     """
 
     tail: Literal["lower", "upper"]
@@ -280,11 +301,43 @@ class AuditEvent:
     p_lower: float
     q_upper: float
     epsilon_lower: float
+    kind: Literal["threshold", "precision", "lattice", "value"] = "threshold"
+    values: tuple[float, ...] = ()
 
     def __str__(self) -> str:
-        """The event as the numerator side sees it, e.g. ``M(d') >= 1.032``."""
+        """The event as the numerator side sees it, e.g. ``M(d') >= 1.032`` or ``M(d): outputs that are not ...``."""
         side = "M(d)" if self.numerator == "d" else "M(d')"
-        return f"{side} {'<' if self.tail == 'lower' else '>='} {self.threshold:.4g}"
+        if self.kind == "threshold":
+            return f"{side} {'<' if self.tail == 'lower' else '>='} {self.threshold:.4g}"
+        return f"{side}: {self.event}"
+
+    @property
+    def event(self) -> str:
+        """The event in words, e.g. ``"outputs that are not multiples of 2^-53"`` or ``"outputs below 1.032"``."""
+        member = self.tail == "upper"
+        if self.kind == "precision":
+            return _repr.precision_words(int(self.threshold), member)
+        if self.kind == "lattice":
+            lattice = _repr.Lattice(*self.values)
+            return f"outputs {'on' if member else 'off'} {lattice.words()}"
+        if self.kind == "value":
+            return _repr.value_words(self.values, member)
+        return f"outputs {'below' if self.tail == 'lower' else 'at or above'} {self.threshold:.6g}"
+
+    def describe(self, n: int, d: Any = "d", d_prime: Any = "d'") -> str:
+        """The event with its estimation counts, e.g. ``"outputs that are not multiples of 2^-53: 20,676 of
+        80,000 on input 0, 0 of 80,000 on input 1"``.
+
+        Parameters
+        ----------
+        n : int
+            The estimation samples per side (:attr:`AuditResult.n_estimation`).
+        d, d_prime
+            How to name the two inputs: a string is used as it is, anything else as ``input <value>``.
+        """
+        names = [x if isinstance(x, str) else f"input {x!r}" for x in (d, d_prime)]
+        num, den = (names[0], names[1]) if self.numerator == "d" else (names[1], names[0])
+        return f"{self.event}: {self.hits_numerator:,} of {n:,} on {num}, {self.hits_denominator:,} of {n:,} on {den}"
 
 
 @dataclass(frozen=True)
@@ -305,13 +358,21 @@ class AuditResult:
     n_selection, n_estimation : int
         Per-side sizes of the two disjoint parts.
     events : tuple of AuditEvent
-        The events kept by the selection phase (1 to 4; Bonferroni is over these).
+        The events kept by the selection phase (1 to 4 threshold events; with
+        ``events="representation"``, at most one per candidate kind); Bonferroni is over these.
     best : AuditEvent
-        The event achieving ``epsilon_lower`` (or the best of them if all are <= 0).
+        The event achieving ``epsilon_lower`` (or the best of them if all are <= 0);
+        :meth:`explain` says it in words with its counts.
     grid : tuple
         ``(lo, hi, bins)``: the uniform grid of candidate thresholds.
     n_chunks : int
         Total number of chunks (each with its own random stream).
+    method : str
+        How the bound was obtained, in a sentence.
+    event_kinds : tuple of str
+        The event families that were candidates: ``("threshold",)``, or with
+        ``events="representation"`` also ``"precision"`` and, when the pilot
+        outputs call for them, ``"lattice"`` and ``"value"``.
     """
 
     epsilon_lower: float
@@ -328,12 +389,31 @@ class AuditResult:
         default="threshold events chosen on a disjoint selection split; "
         "Clopper-Pearson bounds with Bonferroni over kept events"
     )
+    event_kinds: tuple[str, ...] = ("threshold",)
 
     def __str__(self) -> str:
         return (
             f"epsilon >= {self.epsilon_lower:.4f} with confidence {self.confidence:g} "
             f"(delta={self.delta:g}; {self.n_samples:,} samples per side, "
             f"{self.n_estimation:,} for estimation; best event: {self.best})"
+        )
+
+    def explain(self, d: Any = "d", d_prime: Any = "d'") -> str:
+        """The best event in words, with its estimation counts and the bound it gives.
+
+        For example ``"outputs that are not multiples of 2^-53: 20,676 of 80,000 on input 0, 0 of 80,000 on
+        input 1 (estimation samples): epsilon >= 7.0795 with confidence 1 - 1e-06"``.
+
+        Parameters
+        ----------
+        d, d_prime
+            How to name the two inputs: a string is used as it is, anything else as ``input <value>``.
+        """
+        level = f"1 - {1 - self.confidence:.3g}" if self.confidence > 0.99 else f"{self.confidence:g}"
+        delta = f", delta {self.delta:g}" if self.delta > 0 else ""
+        return (
+            f"{self.best.describe(self.n_estimation, d, d_prime)} (estimation samples): "
+            f"epsilon >= {self.epsilon_lower:.4f} with confidence {level}{delta}"
         )
 
 
@@ -349,6 +429,10 @@ class _Grid:
     @property
     def edges(self) -> NDArray[np.float64]:
         return self.lo + np.arange(self.bins + 1) / self.inv_h
+
+    @property
+    def size(self) -> int:
+        return self.bins + 2
 
     def counts(self, x: NDArray[np.float64]) -> NDArray[np.int64]:
         """Histogram over bins 0..bins+1 (0: below lo, bins+1: at or above the top edge).
@@ -406,15 +490,24 @@ def _draw_named(mechanism: Mechanism, data: Any, size: int, gen: np.random.Gener
         raise ValueError(f"{name} = {data!r} was refused by the mechanism: {exc}") from exc
 
 
+class _Counter(Protocol):
+    """What a phase counts on each chunk: ``size`` integers per chunk, added up over the chunks."""
+
+    @property
+    def size(self) -> int: ...
+
+    def counts(self, x: NDArray[np.float64]) -> NDArray[np.int64]: ...
+
+
 def _count_chunk(
-    mechanism: Mechanism, data: Any, counter: _Grid | _Thresholds, j: int, gen: np.random.Generator, size: int
+    mechanism: Mechanism, data: Any, counter: _Counter, j: int, gen: np.random.Generator, size: int
 ) -> NDArray[np.int64]:
     """Generate one chunk of a (phase, side) stream and count it."""
     return counter.counts(_draw(mechanism, data, size, gen))
 
 
-def _counter_size(counter: _Grid | _Thresholds) -> int:
-    return counter.bins + 2 if isinstance(counter, _Grid) else counter.size
+def _counter_size(counter: _Counter) -> int:
+    return counter.size
 
 
 def _choose_grid(x: NDArray[np.float64], bins: int) -> _Grid:
@@ -484,6 +577,7 @@ def audit_epsilon(
     max_samples: int = MAX_SAMPLES,
     max_bins: int = MAX_BINS,
     progress: bool | None = None,
+    events: str = "threshold",
 ) -> AuditResult:
     r"""Lower confidence bound on a mechanism's epsilon between two neighbours, by sampling.
 
@@ -543,6 +637,27 @@ def audit_epsilon(
         Show a progress bar (``tqdm``, on stderr), advanced as each task of
         chunks finishes. ``None`` (default): only when stderr is a terminal,
         and only once the audit has run for a second. Never changes the result.
+    events : {"threshold", "representation"}
+        The candidate events. ``"threshold"`` (default): the tails
+        :math:`\{y < t\}`, :math:`\{y \ge t\}` of the grid, which see how the
+        *value* is distributed, as for a mechanism over the reals.
+        ``"representation"``: also events over how the float outputs are
+        represented (:mod:`dpcore.representation`): "not a multiple of
+        :math:`2^k`" for every :math:`k` (the output's last bits, Mironov 2012;
+        Haney et al. 2022), membership of a lattice fitted to one side's pilot
+        outputs, and sets of exact values when the outputs take at most 64
+        distinct values. These catch floating-point implementations whose
+        set of possible outputs depends on the input (diffprivlib 0.6.6's
+        Laplace: about 20 % of the outputs on input 0 are not multiples of
+        :math:`2^{-53}`, none on input 1), which thresholds cannot. The
+        bound's validity is unchanged (the events are still fixed by the
+        selection samples alone, and Bonferroni is over the events kept);
+        the selection scores up to 8 + 4 lattices + 2 kinds instead of 4, and
+        counting costs a valuation per sample (about twice the counting time
+        of thresholds alone). Not the default: for a mechanism computed in
+        floats, even a correct textbook one, it audits the implementation
+        rather than the mathematical mechanism, and results for a given seed
+        differ from a threshold audit's.
 
     Returns
     -------
@@ -560,7 +675,8 @@ def audit_epsilon(
         before any sample is drawn); or if the pilot outputs on ``d`` and
         ``d_prime`` are so far apart or so large (beyond about +-4.4e307:
         ``d = 1e308`` with a Laplace mechanism, say) that the grid of
-        thresholds, half their span beyond each end, leaves the doubles.
+        thresholds, half their span beyond each end, leaves the doubles; or if
+        ``events`` is not ``"threshold"`` or ``"representation"``.
     """
     n_samples = check_positive_int("n_samples", n_samples, minimum=2)
     confidence = check_probability_open("confidence", confidence)
@@ -587,6 +703,8 @@ def audit_epsilon(
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise ValueError(f"progress must be True, False or None; got {progress!r}")
     progress = None if progress is None else bool(progress)  # numpy.bool_ too
+    if not isinstance(events, str) or events not in EVENT_MODES:
+        raise ValueError(f"events must be 'threshold' or 'representation'; got {events!r}")
     delta_f = check_real("delta", delta)
     if not (0.0 <= delta_f < 1.0):
         raise ValueError(f"delta must lie in [0, 1); got {delta}")
@@ -605,21 +723,22 @@ def audit_epsilon(
             _draw_named(mechanism, streams.datas[side], sel_sizes[0], streams.chunk(0, side, 0), ("d", "d_prime")[side])
             for side in (0, 1)
         ]
-        grid = _choose_grid(np.concatenate(pilot), bins)
-        pilot_counts = [grid.counts(p) for p in pilot]
+        plan = _Plan.from_pilot(pilot, bins, events)
+        pilot_counts = [plan.selection_counter.counts(p) for p in pilot]
         del pilot
         advance(2 * sel_sizes[0])
-        sel = streams.run(0, sel_sizes, skip_first=True, counter=grid)
+        sel = streams.run(0, sel_sizes, skip_first=True, counter=plan.selection_counter)
         sel = [sel[s] + pilot_counts[s] for s in (0, 1)]
-        kept = _select_events(sel, n_sel, alpha, delta_f)
+        kept = plan.select(sel, n_sel, alpha, delta_f)
         a = alpha / (2 * len(kept))
 
-        # Estimation phase (phase 1): only the kept thresholds are counted, as {y < t}.
-        edges = grid.edges
-        thresholds = _Thresholds(tuple(sorted({float(edges[j]) for _, _, j in kept})))
-        est = streams.run(1, est_sizes, skip_first=False, counter=thresholds)
-    events = [_bound_event(ev, edges, thresholds, est, n_est, a, delta_f) for ev in kept]
-    best = max(events, key=lambda e: e.epsilon_lower)
+        # Estimation phase (phase 1): only the kept events are counted (thresholds as {y < t}).
+        counter, where = plan.estimation_counter(kept)
+        est = streams.run(1, est_sizes, skip_first=False, counter=counter)
+    bounded = [
+        plan.bound(ev, [int(est[0][i]), int(est[1][i])], n_est, a, delta_f) for ev, i in zip(kept, where, strict=True)
+    ]
+    best = max(bounded, key=lambda e: e.epsilon_lower)
     return AuditResult(
         epsilon_lower=max(0.0, best.epsilon_lower),
         confidence=confidence,
@@ -627,10 +746,12 @@ def audit_epsilon(
         n_samples=n_samples,
         n_selection=n_sel,
         n_estimation=n_est,
-        events=tuple(events),
+        events=tuple(bounded),
         best=best,
-        grid=(float(edges[0]), float(edges[-1]), grid.bins),
+        grid=(float(plan.edges[0]), float(plan.edges[-1]), plan.grid.bins),
         n_chunks=2 * (len(sel_sizes) + len(est_sizes)),
+        method=plan.method,
+        event_kinds=plan.kinds,
     )
 
 
@@ -678,9 +799,7 @@ class _Streams:
     def chunk(self, phase: int, side: int, j: int) -> np.random.Generator:
         return _engine.chunk_rng(self.stream(phase, side), j)
 
-    def run(
-        self, phase: int, sizes: Sequence[int], skip_first: bool, counter: _Grid | _Thresholds
-    ) -> list[NDArray[np.int64]]:
+    def run(self, phase: int, sizes: Sequence[int], skip_first: bool, counter: _Counter) -> list[NDArray[np.int64]]:
         """Counts of ``counter`` over every chunk of ``phase`` on both sides (chunk 0 skipped if ``skip_first``).
 
         Integer counts add exactly, so the chunks are grouped in tasks sized
@@ -695,9 +814,12 @@ class _Streams:
             (partial(_count_chunk, self.mechanism, self.datas[side], counter), self.stream(phase, side))
             for side in (0, 1)
         ]
-        tasks = _engine.balanced_tasks(
-            len(sizes) - start, 2, _engine.worker_count(self.executor), _engine.max_task_chunks(self.executor)
-        )
+        if self.executor is None:  # one chunk a task: no cost in this process, and the progress bar moves
+            tasks = len(sizes) - start
+        else:
+            tasks = _engine.balanced_tasks(
+                len(sizes) - start, 2, _engine.worker_count(self.executor), _engine.max_task_chunks(self.executor)
+            )
         totals = _engine.fold_streams(
             streams, np.add, sizes, executor=self.executor, start=start, tasks=tasks, on_task=self.advance
         )
@@ -801,6 +923,13 @@ def _select_events(sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta
     """
     a = alpha / (2 * len(_KINDS))
     bounds = _Bounds(n_sel, a)  # both sides have n_sel samples: one table of bounds
+    return _keep(_threshold_candidates(sel, bounds, delta))
+
+
+def _threshold_candidates(
+    sel: list[NDArray[np.int64]], bounds: _Bounds, delta: float
+) -> list[tuple[float, tuple[str, str, int]]]:
+    """The best threshold event of each of the 4 kinds and its selection score (see :func:`_select_events`)."""
     tails = [_tails(h) for h in sel]  # [side][tail] -> counts per threshold index
     candidates: list[tuple[float, tuple[str, str, int]]] = []
     for tail, numerator in _KINDS:
@@ -812,6 +941,11 @@ def _select_events(sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta
         exact = _log_ratio(bounds.lower(k[top]), bounds.upper(k_den[top]), delta)
         i = int(np.argmax(exact))  # the first of equal scores: the smallest index
         candidates.append((float(exact[i]), (tail, numerator, int(top[i]))))
+    return candidates
+
+
+def _keep(candidates: Sequence[tuple[float, _E]]) -> list[_E]:
+    """The candidates whose selection score is positive, or the single best one if none is."""
     return [ev for sc, ev in candidates if sc > 0] or [max(candidates, key=lambda c: c[0])[1]]
 
 
@@ -829,28 +963,244 @@ def _select_events_full(
         score = _log_ratio(_cp_lower(sel_tails[s][ti], n_sel, a), _cp_upper(sel_tails[1 - s][ti], n_sel, a), delta)
         j = int(np.argmax(score))
         candidates.append((float(score[j]), (tail, numerator, j)))
-    return [ev for sc, ev in candidates if sc > 0] or [max(candidates, key=lambda c: c[0])[1]]
+    return _keep(candidates)
 
 
-def _bound_event(
-    event: tuple[str, str, int],
-    edges: NDArray[np.float64],
-    thresholds: _Thresholds,
-    est: list[NDArray[np.int64]],
-    n_est: int,
-    a: float,
-    delta: float,
-) -> AuditEvent:
-    """The estimation-phase Clopper--Pearson bounds (each at level ``a``) of one kept event."""
-    tail, numerator, j = event
-    num_side = 0 if numerator == "d" else 1
-    i = thresholds.values.index(float(edges[j]))
-    below = (int(est[num_side][i]), int(est[1 - num_side][i]))
-    h_p, h_q = below if tail == "lower" else (n_est - below[0], n_est - below[1])
-    p_lo = float(_cp_lower(np.array([h_p]), n_est, a)[0])
-    q_hi = float(_cp_upper(np.array([h_q]), n_est, a)[0])
-    eps = float(_log_ratio(np.array([p_lo]), np.array([q_hi]), delta)[0])
-    return AuditEvent(tail, float(edges[j]), numerator, h_p, h_q, p_lo, q_hi, eps)  # type: ignore[arg-type]
+# --------------------------------------------------------------------------- the events of an audit
+
+EventsMode = Literal["threshold", "representation"]
+#: The ``events`` accepted by :func:`audit_epsilon`.
+EVENT_MODES: tuple[str, ...] = ("threshold", "representation")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """A kept event before estimation: its kind, tail, numerator side and what fixes it.
+
+    ``key`` is the grid index (threshold), the exponent k (precision), the
+    :class:`dpcore.representation.Lattice` (lattice) or the tuple of listed values (value).
+    """
+
+    kind: str
+    tail: str
+    numerator: str
+    key: Any
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The candidate events of one audit, fixed from the pilot chunks (selection data only).
+
+    Threshold mode counts the grid alone and selects with :func:`_select_events`,
+    exactly as before representation events existed. Representation mode counts,
+    in the same pass, the grid, the valuation histogram
+    (:class:`dpcore.representation.ValuationHistogram`), membership of the
+    lattices fitted to each side's pilot and, for few distinct pilot values, the
+    value histogram; :meth:`select` scores every kind on the selection counts.
+    """
+
+    grid: _Grid
+    representation: bool
+    lattices: tuple[_repr.Lattice, ...] = ()
+    values: tuple[float, ...] | None = None
+
+    @classmethod
+    def from_pilot(cls, pilot: Sequence[NDArray[np.float64]], bins: int, events: str) -> _Plan:
+        grid = _choose_grid(np.concatenate(pilot), bins)
+        if events == "threshold":
+            return cls(grid, False)
+        lattices: list[_repr.Lattice] = []
+        for p in pilot:
+            lat = _repr.fit_lattice(p)
+            if lat is not None and not any(_same_lattice(lat, other) for other in lattices):
+                lattices.append(lat)
+        return cls(grid, True, tuple(lattices), _repr.value_table(pilot))
+
+    @cached_property
+    def edges(self) -> NDArray[np.float64]:
+        return self.grid.edges
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        if not self.representation:
+            return ("threshold",)
+        return ("threshold", "precision") + ("lattice",) * bool(self.lattices) + ("value",) * (self.values is not None)
+
+    @property
+    def method(self) -> str:
+        if not self.representation:
+            return AuditResult.method
+        return (
+            f"{', '.join(self.kinds)} events chosen on a disjoint selection split; "
+            "Clopper-Pearson bounds with Bonferroni over kept events"
+        )
+
+    @property
+    def n_kinds(self) -> int:
+        """Candidate kinds scored in selection: 4 threshold, 4 precision, 4 per lattice, 2 value."""
+        return 8 + 4 * len(self.lattices) + 2 * (self.values is not None)
+
+    @cached_property
+    def selection_counter(self) -> _Counter:
+        if not self.representation:
+            return self.grid
+        parts: list[Any] = [self.grid, _repr.ValuationHistogram()]
+        if self.lattices:
+            parts.append(_repr.LatticeCounts(self.lattices))
+        if self.values is not None:
+            parts.append(_repr.ValueHistogram(self.values))
+        return _repr.Concatenated(tuple(parts))
+
+    def select(self, sel: list[NDArray[np.int64]], n_sel: int, alpha: float, delta: float) -> list[_Spec]:
+        """The events to estimate, chosen on the selection counts only (see the module docstring)."""
+        if not self.representation:
+            return [_Spec("threshold", t, m, j) for t, m, j in _select_events(sel, n_sel, alpha, delta)]
+        counter = self.selection_counter
+        assert isinstance(counter, _repr.Concatenated)
+        cuts = counter.offsets()[1:]
+        parts = [np.split(h, cuts) for h in sel]  # [side][part]
+        bounds = _Bounds(n_sel, alpha / (2 * self.n_kinds))
+        cands: list[tuple[float, _Spec]] = [
+            (sc, _Spec("threshold", t, m, j))
+            for sc, (t, m, j) in _threshold_candidates([p[0] for p in parts], bounds, delta)
+        ]
+        cands += _precision_candidates([p[1] for p in parts], n_sel, bounds, delta)
+        if self.lattices:
+            cands += _lattice_candidates(self.lattices, [p[2] for p in parts], n_sel, bounds, delta)
+        if self.values is not None:
+            cands += _value_candidates(self.values, [p[-1] for p in parts], bounds, delta)
+        return _keep(cands)
+
+    def estimation_counter(self, kept: Sequence[_Spec]) -> tuple[_Counter, list[int]]:
+        """What the estimation phase counts for ``kept``, and where each event's base count is.
+
+        The base count of an event is that of :math:`\\{y < t\\}` (threshold), "a multiple of
+        :math:`2^k`" (precision), "on the lattice" (lattice) or "one of the values" (value).
+        """
+        edges = self.edges
+        keys: dict[str, list[Any]] = {"threshold": [], "precision": [], "lattice": [], "value": []}
+        for ev in kept:
+            key = float(edges[ev.key]) if ev.kind == "threshold" else ev.key
+            if key not in keys[ev.kind]:
+                keys[ev.kind].append(key)
+        factories: dict[str, Callable[[tuple[Any, ...]], Any]] = {
+            "threshold": _Thresholds,
+            "precision": _repr.MultipleCounts,
+            "lattice": _repr.LatticeCounts,
+            "value": _repr.ValueSetCounts,
+        }
+        parts: list[Any] = []
+        start: dict[str, int] = {}
+        at = 0
+        for kind, found in keys.items():
+            if found:
+                if kind in ("threshold", "precision"):
+                    found.sort()
+                start[kind] = at
+                parts.append(factories[kind](tuple(found)))
+                at += len(found)
+        where = []
+        for ev in kept:
+            key = float(edges[ev.key]) if ev.kind == "threshold" else ev.key
+            where.append(start[ev.kind] + keys[ev.kind].index(key))
+        counter: _Counter = parts[0] if len(parts) == 1 else _repr.Concatenated(tuple(parts))
+        return counter, where
+
+    def bound(self, ev: _Spec, base: list[int], n_est: int, a: float, delta: float) -> AuditEvent:
+        """The estimation-phase Clopper--Pearson bounds (each at level ``a``) of one kept event."""
+        num_side = 0 if ev.numerator == "d" else 1
+        counts = (base[num_side], base[1 - num_side])
+        direct = "lower" if ev.kind == "threshold" else "upper"  # the tail whose count is the base count
+        h_p, h_q = counts if ev.tail == direct else (n_est - counts[0], n_est - counts[1])
+        p_lo = float(_cp_lower(np.array([h_p]), n_est, a)[0])
+        q_hi = float(_cp_upper(np.array([h_q]), n_est, a)[0])
+        eps = float(_log_ratio(np.array([p_lo]), np.array([q_hi]), delta)[0])
+        values: tuple[float, ...] = ()
+        if ev.kind == "threshold":
+            threshold = float(self.edges[ev.key])
+        elif ev.kind == "precision":
+            threshold = float(ev.key)
+        elif ev.kind == "lattice":
+            threshold, values = ev.key.spacing, (ev.key.spacing, ev.key.offset)
+        else:
+            values = tuple(ev.key)
+            threshold = min(values)
+        return AuditEvent(ev.tail, threshold, ev.numerator, h_p, h_q, p_lo, q_hi, eps, ev.kind, values)  # type: ignore[arg-type]
+
+
+def _same_lattice(a: _repr.Lattice, b: _repr.Lattice) -> bool:
+    """Whether two fitted lattices are the same set (spacings within 1e-9, offsets congruent)."""
+    if abs(a.spacing - b.spacing) > 1e-9 * max(a.spacing, b.spacing):
+        return False
+    return bool(a.contains(np.array([b.offset]))[0])
+
+
+def _precision_candidates(
+    hist: list[NDArray[np.int64]], n_sel: int, bounds: _Bounds, delta: float
+) -> list[tuple[float, _Spec]]:
+    """The best exponent k of each (tail, numerator) kind of precision event, scored exactly.
+
+    ``hist[s]`` is side ``s``'s valuation histogram; its cumulative sums give
+    :math:`\\#\\{\\nu < k\\}` for every k from -1073 to 1024. Counts repeat a lot
+    (most exponents are never a valuation), so every k gets its exact
+    Clopper--Pearson score at the cost of the distinct counts only. Among
+    equal scores the largest k is taken: the coarsest power of two, which
+    names the other side's grid (a side snapped to :math:`2^{-20}\\mathbb{Z}`
+    gives "not a multiple of :math:`2^{-20}`" rather than of :math:`2^{-40}`).
+    """
+    below = [np.cumsum(h)[:-1] for h in hist]  # index j: #{nu <= j + VALUATION_MIN} = #{nu < j + VALUATION_MIN + 1}
+    out: list[tuple[float, _Spec]] = []
+    for tail, numerator in _KINDS:
+        s = 0 if numerator == "d" else 1
+        cnt = below if tail == "lower" else [n_sel - b for b in below]
+        score = _log_ratio(bounds.lower(cnt[s]), bounds.upper(cnt[1 - s]), delta)
+        j = score.size - 1 - int(np.argmax(score[::-1]))  # the last of equal scores: the largest k
+        out.append((float(score[j]), _Spec("precision", tail, numerator, j + _repr.VALUATION_MIN + 1)))
+    return out
+
+
+def _lattice_candidates(
+    lattices: Sequence[_repr.Lattice], on: list[NDArray[np.int64]], n_sel: int, bounds: _Bounds, delta: float
+) -> list[tuple[float, _Spec]]:
+    """On and off each lattice, with either side as numerator: 4 events per lattice, scored exactly."""
+    out: list[tuple[float, _Spec]] = []
+    for i, lattice in enumerate(lattices):
+        for tail, numerator in _KINDS:
+            s = 0 if numerator == "d" else 1
+            cnt = [int(on[side][i]) if tail == "upper" else n_sel - int(on[side][i]) for side in (0, 1)]
+            score = _log_ratio(bounds.lower(np.array([cnt[s]])), bounds.upper(np.array([cnt[1 - s]])), delta)
+            out.append((float(score[0]), _Spec("lattice", tail, numerator, lattice)))
+    return out
+
+
+def _value_candidates(
+    values: tuple[float, ...], hist: list[NDArray[np.int64]], bounds: _Bounds, delta: float
+) -> list[tuple[float, _Spec]]:
+    """For each numerator side, the best set of values grown in decreasing order of the selection's ratio.
+
+    ``hist[s]`` counts each pilot value and, last, any other value. The values
+    are ordered by :math:`(k_s + 1/2)/(k_{s'} + 1/2)`; every proper prefix is
+    scored exactly (the Neyman--Pearson sets of a discrete output) and the
+    best one (the shortest among equal scores) is the candidate. A set that
+    contains "any other value" is kept as its complement, "none of ...".
+    """
+    out: list[tuple[float, _Spec]] = []
+    other = len(values)
+    for numerator in ("d", "d_prime"):
+        s = 0 if numerator == "d" else 1
+        ratio = (hist[s] + 0.5) / (hist[1 - s] + 0.5)
+        order = np.argsort(-ratio, kind="stable")
+        k_num = np.cumsum(hist[s][order])[:-1]
+        k_den = np.cumsum(hist[1 - s][order])[:-1]
+        score = _log_ratio(bounds.lower(k_num), bounds.upper(k_den), delta)
+        i = int(np.argmax(score))
+        members = set(order[: i + 1].tolist())
+        if other in members:
+            listed, tail = tuple(values[v] for v in range(other) if v not in members), "lower"
+        else:
+            listed, tail = tuple(values[v] for v in sorted(members)), "upper"
+        out.append((float(score[i]), _Spec("value", tail, numerator, listed)))
+    return out
 
 
 def audit_threshold_events(
