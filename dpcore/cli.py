@@ -23,8 +23,11 @@ Three subcommands, built on the same tested functions as the book:
     A lower confidence bound on a mechanism's epsilon from samples
     (:func:`dpcore.audit_epsilon`): a mechanism of :mod:`dpcore.mechanisms`
     calibrated to the claimed epsilon (its ``calibrate``), one of the seeds'
-    flawed ones (from the book's package ``dpbook``), or your own
-    ``module:function`` with the signature ``mechanism(data, size, rng)``.
+    flawed ones (from the book's package ``dpbook``), a DP library's own
+    mechanism (``--library diffprivlib|opendp|python-dp --mechanism NAME``,
+    :mod:`dpcore.library_adapters`; audited with representation-aware events,
+    :mod:`dpcore.representation`), or your own ``module:function`` with the
+    signature ``mechanism(data, size, rng)``.
 
 Output is a plain table, or JSON with ``--json``. Bad input (a non-positive
 epsilon, a delta outside (0, 1), a NaN, a callable that cannot be imported,
@@ -487,6 +490,13 @@ def _builtin_mechanisms() -> dict[str, str]:
     return {**names, **FLAWED_MECHANISMS}
 
 
+def _library_mechanisms() -> dict[str, dict[str, bool]]:
+    """``--library`` names and their mechanisms (:data:`dpcore.library_adapters.LIBRARY_MECHANISMS`)."""
+    from dpcore.library_adapters import LIBRARY_MECHANISMS
+
+    return LIBRARY_MECHANISMS
+
+
 def _flawed() -> Any:
     """The seeds' flawed mechanisms live with the book (``dpbook.flawed``); imported only when asked for."""
     return importlib.import_module("dpbook.flawed")
@@ -578,6 +588,47 @@ def _calibrated(name: str, epsilon: float, args: argparse.Namespace) -> tuple[An
     return mech, getattr(mech, "sensitivity", 1)
 
 
+#: Samples per chunk for a library's mechanism (a few microseconds a sample in Python loops): the progress
+#: bar moves every fraction of a second, and a chunk's stream set-up (~30 us) stays negligible.
+LIBRARY_CHUNK = 1 << 13
+
+
+def _library_target(args: argparse.Namespace) -> tuple[Any, Any, Any, float, float]:
+    """``(mechanism, d, d_prime, claimed epsilon, delta)`` for ``--library``: the library's own mechanism."""
+    from dpcore.library_adapters import LIBRARY_MECHANISMS, LibraryMechanism
+
+    library = args.library
+    names = LIBRARY_MECHANISMS[library]
+    if args.mechanism is None:
+        raise UsageError(f"--library {library} needs --mechanism, one of {', '.join(names)}")
+    if args.mechanism not in names:
+        raise UsageError(f"--mechanism {args.mechanism} is not one of {library}'s: {', '.join(names)}")
+    if args.epsilon is None:
+        raise UsageError(f"audit --library {library} needs --epsilon (the epsilon the library calibrates to)")
+    claimed = _positive("--epsilon", args.epsilon)
+    delta = 0.0
+    if names[args.mechanism]:
+        if args.delta is None:
+            raise UsageError(f"audit --library {library} --mechanism {args.mechanism} needs --delta")
+        delta = _probability("--delta", args.delta)
+    elif args.delta is not None:
+        raise UsageError(f"--delta does not apply to {library}'s {args.mechanism} (pure epsilon-DP)")
+    sensitivity = _positive("--sensitivity", 1.0 if args.sensitivity is None else args.sensitivity)
+    _check_ratio(sensitivity, claimed)
+    try:
+        mechanism = LibraryMechanism(library, args.mechanism, claimed, delta, sensitivity)
+    except ValueError as exc:
+        raise _as_usage_error(exc, {"epsilon": claimed, "delta": delta, "sensitivity": sensitivity}) from None
+    d = 0.0 if args.d is None else _parse_data("--d", args.d)
+    d_prime = sensitivity if args.d_prime is None else _parse_data("--d-prime", args.d_prime)
+    for option, value in (("--d", d), ("--d-prime", d_prime)):
+        if isinstance(value, list):
+            raise UsageError(
+                f"{option} must be one number for --library (its mechanisms release one value); got {value}"
+            )
+    return mechanism, d, d_prime, claimed, delta
+
+
 def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     import dpcore
 
@@ -595,7 +646,14 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         raise UsageError(f"--seed must be a non-negative integer; got {args.seed}")
     delta = 0.0
     claimed: float | None = None
-    if args.callable:
+    chunk_size = dpcore.auditing._DEFAULT_CHUNK
+    if args.library:
+        if args.callable:
+            raise UsageError("give either --library (with --mechanism) or --callable, not both")
+        mechanism, d, d_prime, claimed, delta = _library_target(args)
+        label = str(mechanism)
+        chunk_size = LIBRARY_CHUNK
+    elif args.callable:
         if args.mechanism:
             raise UsageError("give either --mechanism or --callable, not both")
         mechanism = _load_callable(args.callable)
@@ -608,6 +666,8 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         label = args.callable
     else:
         name = args.mechanism or "laplace"
+        if name not in _builtin_mechanisms():
+            raise UsageError(f"--mechanism {name} is a library's mechanism: give --library too (see --help)")
         if args.epsilon is None:
             raise UsageError(f"audit --mechanism {name} needs --epsilon (the epsilon it is calibrated to)")
         claimed = _positive("--epsilon", args.epsilon)
@@ -618,6 +678,7 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         d = (0.0 if isinstance(sensitivity, float) else 0) if args.d is None else _parse_data("--d", args.d)
         label = f"{name} ({_builtin_mechanisms()[name]})"
 
+    events = args.events or ("representation" if args.library else "threshold")
     try:
         res = dpcore.audit_epsilon(
             mechanism,
@@ -628,17 +689,21 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             rng=args.seed,
             delta=delta,
             max_samples=limit,
+            events=events,
+            chunk_size=chunk_size,
         )
     except ValueError:
         raise
     except Exception as exc:  # noqa: BLE001 - a user's mechanism that raises is bad input, not our crash
-        if not args.callable:  # a built-in mechanism that raises is the library's failure (main reports it)
+        if not (args.callable or args.library):  # a built-in that raises is dpcore's failure (main reports it)
             raise
         raise UsageError(f"the mechanism failed while being audited: {type(exc).__name__}: {exc}") from None
 
     violation = claimed is not None and res.epsilon_lower > claimed
     result: dict[str, Any] = {
         "mechanism": args.callable or (args.mechanism or "laplace"),
+        "library": args.library,
+        "events": events,
         "d": d,
         "d_prime": d_prime,
         "samples_per_side": n,
@@ -652,7 +717,13 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             "tail": res.best.tail,
             "threshold": res.best.threshold,
             "numerator": res.best.numerator,
+            "kind": res.best.kind,
+            "event": res.best.event,
+            "hits_numerator": res.best.hits_numerator,
+            "hits_denominator": res.best.hits_denominator,
+            "estimation_samples": res.n_estimation,
         },
+        "explanation": res.explain(d, d_prime),
     }
     if claimed is None:
         verdict = "no epsilon claimed (pass --epsilon to test a claim)"
@@ -661,7 +732,7 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     else:
         verdict = f"consistent with the claimed epsilon {_fmt(claimed)} (an audit can refute, never prove, a claim)"
     result["verdict"] = verdict
-    rows = [
+    rows: list[list[Any]] = [
         ["mechanism", label],
         ["calibrated as", repr(mechanism)],
         ["neighbours", f"d = {json.dumps(d)}, d' = {json.dumps(d_prime)}"],
@@ -671,9 +742,12 @@ def cmd_audit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         ["claimed epsilon", "—" if claimed is None else claimed],
         ["epsilon lower bound", res.epsilon_lower],
         ["confidence", confidence],
-        ["best event", str(res.best)],
+        ["events", f"{events} ({', '.join(res.event_kinds)})"],
+        ["best event", res.explain(d, d_prime)],
         ["verdict", verdict],
     ]
+    if args.library:
+        rows.insert(5, ["randomness", "the library's own generator (--seed does not reproduce its draws)"])
     return result, _table(rows, ["audit", "value"])
 
 
@@ -740,11 +814,28 @@ examples:
   python -m dpcore audit --mechanism laplace-stray-factor-two --epsilon 1 --seed 0
   python -m dpcore audit --mechanism gaussian --epsilon 1 --delta 1e-5 --seed 1
   python -m dpcore audit --callable mymodule:mech --d 0 --d-prime 1 --epsilon 1
+  python -m dpcore audit --library diffprivlib --mechanism laplace --epsilon 1 --samples 100000
+  python -m dpcore audit --library opendp --mechanism gaussian --epsilon 1 --delta 1e-5
+  python -m dpcore audit --library python-dp --mechanism laplace --epsilon 1 --confidence 0.999999
 
 A --callable is imported from the current directory or the installed packages
 and called as mech(data, size, rng): it must return a 1-D array of `size`
 independent real outputs on input `data` (parsed from --d / --d-prime as JSON),
-using the numpy Generator `rng` for its randomness."""
+using the numpy Generator `rng` for its randomness.
+
+--library audits a DP library's own mechanism, calibrated by the library to
+--epsilon (--delta for the Gaussians) and --sensitivity, on inputs --d (default
+0) and --d-prime (default the sensitivity): diffprivlib laplace and
+gaussian-analytic, opendp laplace (make_laplace) and gaussian (make_gaussian,
+zCDP converted to (epsilon, delta)), python-dp laplace (LaplaceMechanism) and
+gaussian (GaussianMechanism); the pinned versions are in requirements.txt.
+These libraries draw from their own random generators: --seed does not seed
+them, so a library audit is not reproducible (its confidence holds anyway).
+Library audits use --events representation by default: besides thresholds on
+the value, events on how the floats are represented (an output that is not a
+multiple of 2^k, off a lattice, or one of few exact values), which is how
+precision attacks (Mironov 2012; Haney et al. 2022) refute float samplers.
+An audit longer than a second shows a progress bar when stderr is a terminal."""
 
 
 #: The range of each ``account`` option (a mechanism field), appended to its help: the constructor's domain.
@@ -871,8 +962,26 @@ def build_parser() -> argparse.ArgumentParser:
     who = p.add_mutually_exclusive_group()
     builtins = _builtin_mechanisms()
     p.epilog = "built-in mechanisms:\n" + "\n".join(f"  {k:26s}{v}" for k, v in builtins.items()) + _EPILOG_AUDIT
-    who.add_argument("--mechanism", choices=list(builtins), help="a built-in mechanism (default laplace)")
+    library_names = [m for names in _library_mechanisms().values() for m in names if m not in builtins]
+    who.add_argument(
+        "--mechanism",
+        choices=list(builtins) + sorted(set(library_names)),
+        help="a built-in mechanism (default laplace), or with --library one of that library's",
+    )
     who.add_argument("--callable", metavar="MODULE:FUNCTION", help="your mechanism(data, size, rng)")
+    p.add_argument(
+        "--library",
+        choices=list(_library_mechanisms()),
+        help="audit this DP library's own mechanism (--mechanism laplace, gaussian-analytic for diffprivlib, "
+        "gaussian for opendp and python-dp), calibrated by the library; its randomness is the library's own "
+        "and is not seeded by --seed",
+    )
+    p.add_argument(
+        "--events",
+        choices=["threshold", "representation"],
+        help="candidate events: threshold (tails of the value; default for built-ins and --callable) or "
+        "representation (also: not a multiple of 2^k, off a lattice, exact values; default for --library)",
+    )
     p.add_argument(
         "--epsilon",
         type=_finite_float,
