@@ -224,7 +224,8 @@ def _gaussian_guess(epsilon: float, delta: float, count: int, sensitivity: float
 def _subsampled_guess(epsilon: float, delta: float, count: int, q: float, sensitivity: float) -> float:
     r"""The normal (CLT) approximation of DP-SGD: :math:`\mu = q\sqrt{T(e^{1/\sigma^2}-1)}`-GDP, solved for sigma."""
     mu = 1.0 / analytic_gaussian_sigma(1.0, epsilon, delta)  # the GDP mu that meets (epsilon, delta)
-    x = math.log1p(mu * mu / (q * q * count))
+    t = 2.0 * math.log(mu) - 2.0 * math.log(q) - math.log(count)  # log(mu^2 / (q^2 T)): q^2 may underflow
+    x = math.log1p(math.exp(t)) if t < 700.0 else t
     return sensitivity / math.sqrt(x) if x > 0.0 else MAX_NOISE_MULTIPLIER * sensitivity
 
 
@@ -243,6 +244,7 @@ class _Search:
         self.infeasible: tuple[float, PldBracket] | None = None  # certified lower > target
         self.points: list[tuple[float, float]] = []  # (log noise, log of the bracket's middle)
         self.probes = 0
+        self.setting = f"count {count}"  # named in a refusal (the caller adds the other parameters)
 
     def probe(self, noise: float, width: float) -> str:
         """Bracket the epsilon at ``noise``; ``"feasible"``, ``"infeasible"`` or ``"undecided"``."""
@@ -413,6 +415,7 @@ def calibrate_noise(
             return SubsampledGaussianMechanism(x, rate, sens)
 
     search = _Search(build, k, eps, d)
+    search.setting = f"count {k}, sensitivity {sens!r}" + (f", sampling_rate {q!r}" if q is not None else "")
     _run_search(search, guess, tol, lo_limit, hi_limit, exact=family == "gaussian")
     assert search.feasible is not None and search.infeasible is not None
     noise, br = search.feasible
@@ -473,14 +476,16 @@ def _run_search(s: _Search, guess: float, rtol: float, lo_limit: float, hi_limit
         if noise >= hi_limit:
             if f is None and s.probe(hi_limit, fixed if exact else _MAX_WIDTH) != "feasible":
                 raise ValueError(
-                    f"epsilon {s.epsilon!r} at delta {s.delta!r} cannot be reached within the supported noise: "
+                    f"epsilon {s.epsilon!r} at delta {s.delta!r} ({s.setting}) cannot be reached within the "
+                    "supported noise: "
                     f"even noise {hi_limit!r} (noise / sensitivity {MAX_NOISE_MULTIPLIER:g}) does not certify it"
                 )
             continue
         if noise <= lo_limit:
             if i is None and s.probe(lo_limit, fixed if exact else _MAX_WIDTH) != "infeasible":
                 raise ValueError(
-                    f"epsilon {s.epsilon!r} at delta {s.delta!r} is met even at the smallest noise searched, "
+                    f"epsilon {s.epsilon!r} at delta {s.delta!r} ({s.setting}) is met even at the smallest noise "
+                    "searched, "
                     f"{lo_limit!r} (noise / sensitivity {MIN_NOISE_MULTIPLIER:g}): no smallest noise to calibrate"
                 )
             continue

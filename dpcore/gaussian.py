@@ -59,6 +59,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
 from ._release import release_with_noise
+from ._rounding import ceil_double, ceil_sqrt_double
 from ._validation import (
     RNGLike,
     check_finite_array,
@@ -995,15 +996,11 @@ def exact_gaussian_composition_epsilon(sigma: float, count: int, delta: float, s
     # mu = sqrt(k) D / sigma is rounded to the safe side (larger), checked in rationals: where epsilon is huge,
     # one ulp of mu moves it past the profile's whole fall (issue 28, oracle: 1.7e-4 relative over delta at
     # sigma 2.45e-9 and 3.3e7 releases)
-    root = math.sqrt(count)
-    while Fraction(root) ** 2 < count:
-        root = math.nextafter(root, math.inf)
+    root = ceil_sqrt_double(Fraction(count), "sqrt(count)")
     ratio = sigma / sensitivity  # only the ratio matters: avoids rounding sqrt(k) * a subnormal sensitivity
     if 0.0 < ratio < math.inf and Fraction(ratio) > Fraction(sigma) / Fraction(sensitivity):
         ratio = math.nextafter(ratio, 0.0)
     if _TINY <= ratio < math.inf:
         return float(gaussian_epsilon(ratio, delta, sensitivity=root))
-    total = root * sensitivity
-    while math.isfinite(total) and Fraction(total) < Fraction(root) * Fraction(sensitivity):
-        total = math.nextafter(total, math.inf)
+    total = ceil_double(Fraction(root) * Fraction(sensitivity), "the composed sensitivity sqrt(count) * sensitivity")
     return float(gaussian_epsilon(sigma, delta, sensitivity=total))

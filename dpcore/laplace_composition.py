@@ -65,6 +65,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._lazy import lazy_module
+from ._rounding import ceil_double
 from ._validation import check_positive_finite, check_positive_int, check_probability_open, check_real
 
 special = lazy_module("scipy.special")
@@ -315,9 +316,7 @@ class _ComposedLaplace:
 
     def epsilon_bracket(self, target: float) -> tuple[float, float]:
         """``(lower, upper)``: the true epsilon at ``target`` lies in it."""
-        top = float(self.x[-1])  # delta(k e0) = 0: k e0 rounded up (rounded down, delta there is positive)
-        while Fraction(top) < self.k * Fraction(self.e0):
-            top = math.nextafter(top, math.inf)
+        top = ceil_double(self.k * Fraction(self.e0), "count * epsilon0")  # delta(k e0) = 0: rounded up
         root = self._newton(target)
         t = root
         for _ in range(200):  # up until the bound certifies delta(upper) <= target

@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
 from ._release import release_with_noise
+from ._rounding import ceil_sqrt_double
 from ._validation import (
     RNGLike,
     as_generator,
@@ -561,10 +562,8 @@ class GaussianMechanism(RealNoiseMechanism):
         answer was 1).
         """
         k = check_positive_int("count", count)
-        sens = math.sqrt(k) * self.sensitivity
-        exact = k * Fraction(self.sensitivity) ** 2
-        while Fraction(sens) ** 2 < exact:  # at most a few ulps
-            sens = math.nextafter(sens, math.inf)
+        what = "the composed sensitivity sqrt(count) * sensitivity"
+        sens = ceil_sqrt_double(k * Fraction(self.sensitivity) ** 2, what)
         return GaussianMechanism(self.sigma, sens)
 
 

@@ -607,6 +607,24 @@ CASES: list[Case] = [
     ),
     Case("RdpAccountant.epsilon_and_order", _rdp_acc().epsilon_and_order, {"delta": 1e-5}, epsilon),
     Case("RdpAccountant.epsilon", _rdp_acc().epsilon, {"delta": 1e-5}, epsilon),
+    # ---- composed calibration, epsilon over a run (issue 31)
+    Case(
+        "calibrate_noise",
+        dpcore.calibrate_noise,
+        {"mechanism": "gaussian", "epsilon": 1.0, "delta": 1e-5, "count": 10, "sensitivity": 1.0, "rtol": 1e-3},
+    ),
+    Case(
+        "calibrate_noise(subsampled)",
+        dpcore.calibrate_noise,
+        {"mechanism": "subsampled-gaussian", "epsilon": 2.0, "delta": 1e-5, "count": 100, "sampling_rate": 0.01},
+        fixed=("mechanism",),
+    ),
+    Case(
+        "epsilon_over_run",
+        dpcore.epsilon_over_run,
+        {"mechanism": GM, "steps": [1, 5], "delta": 1e-5, "relative_width": 1e-3},
+        fixed=("mechanism",),
+    ),
     # ---- pld
     Case("gaussian_privacy_loss", dpcore.gaussian_privacy_loss, {"mu": 0.5}),
     Case("laplace_privacy_loss_law", dpcore.laplace_privacy_loss_law, {"epsilon0": 1.0}),
@@ -809,6 +827,8 @@ NOT_CALLED = {
     "CheckResult": "a result record (built by the library, not by users)",
     "SensitivityResult": "a result record",
     "IntervalRatioMax": "a result record",
+    "ComposedCalibration": "a result record (built by calibrate_noise)",
+    "RunEpsilons": "a result record (built by epsilon_over_run)",
     "PldBracket": "a result record",
     "AuditEvent": "a result record",
     "AuditResult": "a result record",
