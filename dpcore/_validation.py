@@ -316,6 +316,37 @@ def check_nonnegative_finite_array(name: str, value: ArrayLike) -> NDArray[np.fl
     return arr
 
 
+#: Supported range of the subsampled Gaussian's ``s = sigma / sensitivity`` (its square and inverse square are doubles).
+SUBSAMPLED_S_RANGE = (1e-100, 1e100)
+
+
+def check_subsampled_gaussian(
+    sigma: Any, sampling_rate: Any, sensitivity: Any = 1.0, names: tuple[str, str] = ("sigma", "sampling_rate")
+) -> tuple[float, float]:
+    """``(s, q)`` of a Poisson-subsampled Gaussian: ``s = sigma / sensitivity`` in [1e-100, 1e100], ``q`` in (0, 1].
+
+    The one check of the three places that take these parameters (the closed-form profile, the privacy-loss laws
+    and the RDP); ``names`` are the names the caller's signature uses for ``sigma`` and ``sampling_rate``.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter that breaks its rule.
+    """
+    sigma_name, rate_name = names
+    sigma = check_positive_finite(sigma_name, sigma)
+    sensitivity = check_positive_finite("sensitivity", sensitivity)
+    q = check_positive_finite(rate_name, sampling_rate)
+    if q > 1.0:
+        raise ValueError(f"{rate_name} must lie in (0, 1]; got {sampling_rate!r}")
+    s = sigma / sensitivity
+    lo, hi = SUBSAMPLED_S_RANGE
+    if not lo <= s <= hi:
+        what = "s = sigma / sensitivity" if sigma_name == "s" else f"{sigma_name} / sensitivity"
+        raise ValueError(f"{what} must lie in [{lo:g}, {hi:g}] (its square in the doubles); got {s!r}")
+    return s, q
+
+
 def check_positive_finite_array(name: str, value: ArrayLike) -> NDArray[np.float64]:
     """Array version of :func:`check_positive_finite` (non-empty, every element finite and > 0)."""
     return check_array_above(name, value, 0.0)

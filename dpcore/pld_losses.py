@@ -34,6 +34,7 @@ from ._validation import (
     check_bool,
     check_positive_finite,
     check_real,
+    check_subsampled_gaussian,
 )
 
 special = lazy_module("scipy.special")
@@ -386,12 +387,7 @@ def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss,
     ValueError
         If ``s`` is not in [1e-100, 1e100], or ``q`` is not in (0, 1].
     """
-    s = check_positive_finite("s", s)
-    if not 1e-100 <= s <= 1e100:
-        raise ValueError(f"s = sigma / sensitivity must lie in [1e-100, 1e100] (s^2 in the doubles); got {s}")
-    q = check_positive_finite("q", q)
-    if q > 1.0:
-        raise ValueError(f"q must lie in (0, 1]; got {q}")
+    s, q = check_subsampled_gaussian(s, q, names=("s", "q"))
     log_1mq = math.log1p(-q) if q < 1.0 else -math.inf
     s2 = s * s
 

@@ -49,6 +49,7 @@ from ._validation import (
     check_positive_finite_array,
     check_positive_int,
     check_probability_open,
+    check_subsampled_gaussian,
 )
 
 integrate = lazy_module("scipy.integrate")
@@ -722,20 +723,11 @@ def subsampled_gaussian_rdp(
         outside [1e-100, 1e100], or ``sampling_rate`` is not in (0, 1].
     """
     a = _check_orders("alpha", alpha)
-    sigma = check_positive_finite("sigma", sigma)
-    sensitivity = check_positive_finite("sensitivity", sensitivity)
-    q = check_positive_finite("sampling_rate", sampling_rate)
-    if q > 1.0:
-        raise ValueError(f"sampling_rate must be in (0, 1]; got {sampling_rate}")
+    ratio, q = check_subsampled_gaussian(sigma, sampling_rate, sensitivity)
     if np.any(a > MAX_SUBSAMPLED_ORDER):
         raise ValueError(
             f"alpha must be <= {MAX_SUBSAMPLED_ORDER:g} for the subsampled Gaussian (the sum at integer order n "
             f"has n terms); got {float(np.max(a))!r}"
-        )
-    ratio = sigma / sensitivity
-    if not 1e-100 <= ratio <= 1e100:
-        raise ValueError(
-            f"sigma / sensitivity must lie in [1e-100, 1e100] for the subsampled Gaussian RDP; got {ratio!r}"
         )
     s2 = ratio * ratio
     if q == 1.0:

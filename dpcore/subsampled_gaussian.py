@@ -58,7 +58,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._lazy import lazy_module
-from ._validation import check_nonnegative_finite_array, check_positive_finite, check_probability_open
+from ._validation import (
+    SUBSAMPLED_S_RANGE,
+    check_nonnegative_finite_array,
+    check_probability_open,
+    check_subsampled_gaussian,
+)
 
 special = lazy_module("scipy.special")
 optimize = lazy_module("scipy.optimize")
@@ -66,7 +71,7 @@ optimize = lazy_module("scipy.optimize")
 __all__ = ["subsampled_gaussian_delta", "subsampled_gaussian_epsilon"]
 
 #: Supported range of ``s = sigma / sensitivity`` (its square and its inverse square stay doubles).
-S_RANGE = (1e-100, 1e100)
+S_RANGE = SUBSAMPLED_S_RANGE
 
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(20)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -163,17 +168,7 @@ def direction_delta(epsilon: float, s: float, q: float, direction: str) -> float
 
 
 def _check(sigma: float, sampling_rate: float, sensitivity: float) -> tuple[float, float]:
-    sigma = check_positive_finite("sigma", sigma)
-    sensitivity = check_positive_finite("sensitivity", sensitivity)
-    q = check_positive_finite("sampling_rate", sampling_rate)
-    if q > 1.0:
-        raise ValueError(f"sampling_rate must lie in (0, 1]; got {sampling_rate!r}")
-    s = sigma / sensitivity
-    if not S_RANGE[0] <= s <= S_RANGE[1]:
-        raise ValueError(
-            f"sigma / sensitivity must lie in [{S_RANGE[0]:g}, {S_RANGE[1]:g}] (its square in the doubles); got {s!r}"
-        )
-    return s, q
+    return check_subsampled_gaussian(sigma, sampling_rate, sensitivity)
 
 
 def _log_delta(eps: float, s: float, q: float) -> float:
