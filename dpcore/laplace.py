@@ -8,6 +8,9 @@ It is epsilon-differentially private (Dwork & Roth 2014, Theorem 3.6).
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -41,7 +44,8 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     Returns
     -------
     float
-        The scale ``b`` (Dwork & Roth 2014, Definition 3.3).
+        The scale ``b`` (Dwork & Roth 2014, Definition 3.3), rounded up to the next double where the quotient
+        is not one (so that the mechanism's epsilon ``sensitivity / b`` is at most ``epsilon`` exactly).
 
     Raises
     ------
@@ -55,7 +59,9 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     epsilon = check_positive_finite("epsilon", epsilon)
     inputs = f"sensitivity={sensitivity!r}, epsilon={epsilon!r}"
-    return check_normal_result("the Laplace scale sensitivity / epsilon", sensitivity / epsilon, inputs)
+    b = check_normal_result("the Laplace scale sensitivity / epsilon", sensitivity / epsilon, inputs)
+    # rounded up, never to nearest: a scale one ulp below sensitivity / epsilon is (epsilon + 1 ulp)-DP
+    return b if Fraction(b) >= Fraction(sensitivity) / Fraction(epsilon) else math.nextafter(b, math.inf)
 
 
 def laplace_noise(gen: np.random.Generator, shape: int | tuple[int, ...], scale: float) -> NDArray[np.float64]:

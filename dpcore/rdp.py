@@ -1045,8 +1045,10 @@ class RdpAccountant:
         s, d = _broadcast_parameters("sigma", s, d)
         counts = self._broadcast_counts(count, s.size)
         used = counts > 0  # a mechanism composed 0 times adds nothing (not 0 x inf = NaN)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", under="ignore"):
             coeff = float(counts[used] @ ((d[used] / s[used]) ** 2 / 2.0))
+        if coeff == 0.0 and used.any():  # a positive coefficient below the doubles: rounded up, not to 0
+            coeff = 5e-324
         if not math.isfinite(coeff * float(self._orders.max())):
             raise ValueError(
                 "the composed Gaussian RDP count * alpha * (sensitivity/sigma)^2 / 2 overflows the double "

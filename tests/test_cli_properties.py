@@ -25,6 +25,7 @@ import io
 import json
 import math
 import sys
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -214,7 +215,9 @@ calibrate_delta = st.none() | any_text | log_uniform(1e-323, 0.999)
 
 def _check_calibration(data: dict[str, Any], epsilon: float, sensitivity: float, delta: float | None) -> None:
     """The numbers against their closed forms, evaluated here (in logs, so that overflow is seen, not suffered)."""
-    assert data["laplace_scale"] == sensitivity / epsilon and 0 < data["laplace_scale"] < math.inf
+    b, exact = data["laplace_scale"], Fraction(sensitivity) / Fraction(epsilon)
+    # the smallest double at least sensitivity / epsilon (rounded up: the mechanism is then epsilon-DP exactly)
+    assert 0 < b < math.inf and Fraction(b) >= exact > Fraction(math.nextafter(b, 0.0))
     if delta is None or epsilon >= 1:
         return
     # classic Gaussian (Dwork & Roth Thm A.1): sigma = sensitivity sqrt(2 ln(1.25/delta)) / epsilon
