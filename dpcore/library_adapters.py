@@ -49,6 +49,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._validation import check_real
+
 __all__ = ["LibraryMechanism", "LIBRARY_MECHANISMS", "library_mechanism"]
 
 #: library -> mechanism -> whether its claim needs a delta.
@@ -120,13 +122,13 @@ class LibraryMechanism:
                 f"mechanism must be one of {', '.join(LIBRARY_MECHANISMS[lib])} for library {lib}; "
                 f"got {self.mechanism!r}"
             )
-        eps = _finite("epsilon", self.epsilon)
+        eps = check_real("epsilon", self.epsilon)
         if not eps > 0:
             raise ValueError(f"epsilon must be finite and > 0; got {self.epsilon!r}")
-        sens = _finite("sensitivity", self.sensitivity)
+        sens = check_real("sensitivity", self.sensitivity)
         if not sens > 0:
             raise ValueError(f"sensitivity must be finite and > 0; got {self.sensitivity!r}")
-        delta = _finite("delta", self.delta)
+        delta = check_real("delta", self.delta)
         if LIBRARY_MECHANISMS[lib][mech]:
             if not 0.0 < delta < 1.0:
                 raise ValueError(f"delta must lie in (0, 1) for {lib}'s {mech} mechanism; got {self.delta!r}")
@@ -201,18 +203,6 @@ def library_mechanism(
         As :class:`LibraryMechanism`.
     """
     return LibraryMechanism(library, mechanism, epsilon, delta, sensitivity)
-
-
-def _finite(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a real number; got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number; got {value!r}") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite; got {value!r}")
-    return x
 
 
 def _import(library: str, module: str) -> Any:

@@ -625,6 +625,18 @@ CASES: list[Case] = [
         {"mechanism": GM, "steps": [1, 5], "delta": 1e-5, "relative_width": 1e-3},
         fixed=("mechanism",),
     ),
+    # ---- representation-aware audits, library adapters (issue 30)
+    Case("dyadic_valuation", dpcore.dyadic_valuation, {"x": [0.75, 6.0]}),
+    Case(
+        "library_mechanism",
+        dpcore.library_mechanism,
+        {"library": "diffprivlib", "mechanism": "laplace", "epsilon": 1.0, "delta": 0.0, "sensitivity": 1.0},
+    ),
+    Case(
+        "LibraryMechanism",
+        dpcore.LibraryMechanism,
+        {"library": "opendp", "mechanism": "laplace", "epsilon": 1.0, "delta": 0.0, "sensitivity": 1.0},
+    ),
     # ---- pld
     Case("gaussian_privacy_loss", dpcore.gaussian_privacy_loss, {"mu": 0.5}),
     Case("laplace_privacy_loss_law", dpcore.laplace_privacy_loss_law, {"epsilon0": 1.0}),
