@@ -588,7 +588,13 @@ def laplace_kl_divergence(
         second = np.where(small, 0.0, gap / scale_prime + r * np.expm1(-np.where(small, 1.0, t)))
     if np.any(small):
         second[small] = r * _t_plus_expm1_neg(t[small])
-    total = math.fsum([first * t.size, *second.tolist()])
+    try:  # fsum raises OverflowError when finite terms sum beyond the doubles
+        total = math.fsum([first * t.size, *second.tolist()])
+    except OverflowError:
+        total = math.inf
     if not math.isfinite(total):
-        raise ValueError("the KL divergence overflows the double range")
+        raise ValueError(
+            f"the KL divergence overflows the double range (loc, loc_prime, scale={scale!r}, "
+            f"scale_prime={scale_prime!r})"
+        )
     return max(total, 0.0)

@@ -93,6 +93,10 @@ MAX_PAIRS = 10**7
 MAX_LISTED_PAIRS = 10**5
 #: Default ``max_datasets`` of :func:`enumerate_datasets`, which returns each data set as an array.
 MAX_LISTED_DATASETS = 10**5
+#: Largest ``max_datasets`` :func:`enumerate_datasets` accepts (about 100 bytes an array: 1 GB of headers).
+MAX_DATASETS_CEILING = 10**7
+#: Most records (all the listed data sets' sizes summed) :func:`enumerate_datasets` builds: 0.8 GB of int64.
+MAX_LISTED_RECORDS = 5 * 10**7
 NEIGHBOUR_RELATIONS: tuple[str, ...] = ("add_remove", "replace")
 
 Query = Callable[[NDArray[Any]], Any]
@@ -328,7 +332,9 @@ def enumerate_datasets(
     ValueError
         On an empty or non-numeric universe, invalid sizes, an ``ordered`` that
         is not a bool (or ``numpy.bool_``; the string ``"False"`` is refused,
-        not read as true), or more than ``max_datasets`` data sets.
+        not read as true), more than ``max_datasets`` data sets, a ``max_datasets`` above
+        :data:`MAX_DATASETS_CEILING` (10^7), or more than :data:`MAX_LISTED_RECORDS` (5 * 10^7) records in all
+        (memory stays below about 2 GB).
     """
     uni = _check_universe(universe)
     lo = check_positive_int("min_size", min_size, minimum=0)
@@ -336,8 +342,31 @@ def enumerate_datasets(
     if hi < lo:
         raise ValueError(f"max_size must be >= min_size; got {lo} > {hi}")
     ordered = check_bool("ordered", ordered)
-    _check_budget(uni.shape[0], lo, hi, ordered, max_datasets)
+    budget = check_limit_value("max_datasets", max_datasets)
+    if budget > MAX_DATASETS_CEILING:
+        raise ValueError(
+            f"max_datasets must be at most {MAX_DATASETS_CEILING:,} (each data set is a separate array, about "
+            f"100 bytes before its records); got {budget:,}"
+        )
+    _check_budget(uni.shape[0], lo, hi, ordered, budget)
+    records = _record_count(uni.shape[0], lo, hi, ordered)
+    if records > MAX_LISTED_RECORDS:
+        raise ValueError(
+            f"the data sets of size {lo} to max_size {hi} hold {records:,} records together, more than "
+            f"{MAX_LISTED_RECORDS:,} (0.8 GB); use a smaller universe or max_size"
+        )
     return [uni[row] for g in _groups(uni.shape[0], lo, hi, ordered) for row in g.codes]
+
+
+def _record_count(u: int, lo: int, hi: int, ordered: bool) -> int:
+    r"""The sizes of all data sets of size ``lo..hi`` summed, :math:`\sum_m m\,N(m)`, for a budget-checked range.
+
+    With one record kind the sizes are :math:`lo..hi` (an arithmetic sum); otherwise the count grows at least
+    like :math:`\binom{u+m-1}{m} \ge m + 1` and ``max_datasets`` bounds it, so the loop is short.
+    """
+    if u == 1:
+        return (lo + hi) * (hi - lo + 1) // 2
+    return sum(m * (u**m if ordered else math.comb(u + m - 1, m)) for m in range(lo, hi + 1))
 
 
 def _codes_of(groups: list[_SizeGroup], ident: int) -> NDArray[np.int64]:

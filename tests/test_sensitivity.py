@@ -368,3 +368,20 @@ def test_blockwise_distances_find_the_first_largest_pair():
             assert sensitivity._farthest_pair(answers, i, j, 2) == (2, math.sqrt(26))
     finally:
         sensitivity._PAIR_BLOCK = old
+
+
+def test_enumerate_datasets_memory_is_bounded_by_its_ceilings():
+    """A budget above MAX_DATASETS_CEILING, or more than MAX_LISTED_RECORDS records, is refused by name before
+    anything is built (a fuzzed max_datasets of 10**30 with max_size 300 once tried to list 3.5e8 arrays)."""
+    from dpcore.sensitivity import MAX_DATASETS_CEILING, MAX_LISTED_RECORDS, _record_count
+
+    with pytest.raises(ValueError, match="max_datasets must be at most"):
+        enumerate_datasets(range(4), max_size=300, max_datasets=MAX_DATASETS_CEILING + 1)
+    # multisets of two kinds, sizes 0..600: 181,201 data sets but 72,541,400 records
+    assert _record_count(2, 0, 600, False) == sum(m * (m + 1) for m in range(601)) > MAX_LISTED_RECORDS
+    with pytest.raises(ValueError, match="max_size"):
+        enumerate_datasets(range(2), max_size=600, max_datasets=MAX_DATASETS_CEILING)
+    # the record count is the listed sizes summed (ordered, unordered, one kind)
+    for u, lo, hi, ordered in [(3, 1, 4, True), (3, 0, 5, False), (1, 2, 9, False)]:
+        listed = enumerate_datasets(range(u), min_size=lo, max_size=hi, ordered=ordered)
+        assert _record_count(u, lo, hi, ordered) == sum(len(x) for x in listed)
