@@ -406,6 +406,8 @@ BENCHMARKS = {
     "calibration": "calibration_table.py",  # false-alarm rates of every check and its miscalibrated twin
     "accounting": "bench_accounting.py",  # RDP and PLD accounting vs dp_accounting, autodp, prv_accountant
     "samplers": "bench_samplers.py",  # exact discrete Laplace / Gaussian samplers beside numpy's float Laplace
+    "calibrate-composed": "bench_calibration.py",  # DP-SGD / composed calibration, epsilon over a run (issue 31)
+    "library-audit": "bench_library_audit.py",  # threshold vs representation audits of DP libraries (issue 30)
 }
 
 
