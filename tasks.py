@@ -339,6 +339,9 @@ def oracle(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="tasks.py oracle", description=oracle.__doc__)
     parser.add_argument("--examples", type=int, default=30, help="generated examples per family (default 30)")
     parser.add_argument("--write", action="store_true", help="write the table to benchmarks/results/oracle.md")
+    parser.add_argument(
+        "--append", action="store_true", help="append the table to benchmarks/results/oracle.md (a second run)"
+    )
     parser.add_argument("pytest_args", nargs="*", help="extra arguments for pytest (e.g. -k gaussian)")
     args = parser.parse_args(argv)
     if args.examples < 1:
@@ -389,10 +392,14 @@ def oracle(argv: list[str]) -> int:
         lines += ["", "First violation of each family that has one:", "", *firsts]
     table = "\n".join(lines)
     print(table)
+    out = ROOT / "benchmarks" / "results" / "oracle.md"
     if args.write:
-        out = ROOT / "benchmarks" / "results" / "oracle.md"
         out.write_text("# Oracle suite\n\n" + table + "\n", encoding="utf-8")
         print(f"written to {out}")
+    elif args.append:
+        with out.open("a", encoding="utf-8") as fh:
+            fh.write(f"\n## A further run: `{' '.join(args.pytest_args)}`\n\n" + table + "\n")
+        print(f"appended to {out}")
     if total or res.returncode not in (0, 1):
         return 1
     return res.returncode
