@@ -25,7 +25,8 @@ One module per chapter, named after the chapter's slug:
 :mod:`~dpbook.experiments.renyi_dp`,
 :mod:`~dpbook.experiments.auditing`,
 :mod:`~dpbook.experiments.calibration`,
-:mod:`~dpbook.experiments.composition`.
+:mod:`~dpbook.experiments.composition`,
+:mod:`~dpbook.experiments.auditing_libraries`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ _MODULES = (
     "auditing",
     "calibration",
     "composition",
+    "auditing_libraries",
 )
 
 
