@@ -449,13 +449,16 @@ def check_calibrators(
     reference: str = "dpcore analytic_gaussian_sigma",
     rel: float = 1e-6,
     check_dps: int = 80,
+    tiny_delta: float = 1e-100,
 ) -> CalibratorCheck:
     r"""Each calibrator's sigma at each grid point, its true delta (:func:`exact_delta`) and the exact sigma.
 
     A point is *violated* when the true delta exceeds the claimed delta, and
     *materially* violated when it exceeds it by more than a relative ``rel``
     (beyond a root finder's rounding). Evidence: each calibrator other than
-    ``reference`` violates materially at some point; ``reference`` violates
+    ``reference`` violates materially at some point, and returns at least
+    40 % too little noise (:math:`1 - \sigma/\sigma_{\text{exact}} \ge 0.4`) at
+    every point with :math:`\delta \le` ``tiny_delta``; ``reference`` violates
     at none; the true deltas of the violated points agree at ``check_dps``
     digits to a relative :math:`10^{-30}` (the 50-digit evaluation is accurate);
     the exact sigmas meet their delta to a relative :math:`10^{-30}`. Controls:
@@ -489,6 +492,14 @@ def check_calibrators(
         for name, k in material.items()
         if name != reference
     ]
+    for name, out in rows.items():
+        with mp.workdps(DPS):
+            under = [float(1 - mp.mpf(r[2]) / r[4]) for r in out if r[1] <= tiny_delta]
+        if name != reference and under:
+            least = min(under)
+            evidence.append(
+                Compare(f"{name}: least under-noise 1 - sigma/exact at delta <= {tiny_delta:g}", least, ">=", 0.4)
+            )
     evidence += [
         Compare(f"{reference}: points where the true delta exceeds the claim", violated[reference], "==", 0),
         Compare(
