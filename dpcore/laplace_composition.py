@@ -251,6 +251,7 @@ class _ComposedLaplace:
     def __init__(self, e0: float, k: int) -> None:
         self.e0, self.k = e0, k
         lo, alpha, self.beta, dropped, big_j = _convolution_power(e0, k)
+        self.lo = lo
         self.log_tilt = k * math.log1p(e0 / 2.0) - k * e0 / 2.0  # log of Z^k e^{-k e0/2}
         self.x = (2.0 * np.arange(lo, k + 1) - k) * e0  # the lattice kept: atoms and cell edges
         d = self.beta.shape[1] - 1  # the cells' degree, J - 1
@@ -272,11 +273,24 @@ class _ComposedLaplace:
 
     def sums(self, eps: float) -> _Sums:
         """``P(L > eps)`` and ``e^eps Q(L > eps)`` as computed, ``eps >= 0``."""
-        m = int(np.searchsorted(self.x, eps, side="right")) - 1  # x[m] <= eps < x[m+1]
+        m = int(np.searchsorted(self.x, eps, side="right")) - 1  # x[m] <= eps < x[m+1], in doubles
+        # The lattice points are the rationals j e0 (j = 2 (lo + m) - k), each rounded to a double: within ulps
+        # of one, the rounding decides whether an atom lies above eps (the top atom k e0 rounded down, at
+        # delta 5e-87 an upper end was "certified" where the true delta was 3.5e-18). So the bracketing
+        # points and the distances to them are taken exactly.
+        fe, fe0 = Fraction(eps), Fraction(self.e0)
+
+        def exact(i: int) -> Fraction:
+            return (2 * (self.lo + i) - self.k) * fe0
+
+        while m + 1 < self.x.size and exact(m + 1) <= fe:
+            m += 1
+        while m > 0 and exact(m) > fe:
+            m -= 1
         if m >= self.x.size - 1:
             return _Sums(eps, 0.0, 0.0)
-        up = math.exp(eps - self.x[m + 1])  # discount from the next lattice point down to eps (<= 1)
-        s = (eps - self.x[m]) / (2.0 * self.e0)
+        up = math.exp(-float(exact(m + 1) - fe))  # discount from the next lattice point down to eps (<= 1)
+        s = float(fe - exact(m)) / (2.0 * self.e0)
         if s <= 0.0:  # eps on the lattice: all of cell m is above it
             p = self.p_atoms[m + 1] + self.p_cells[m]
             return _Sums(eps, float(p), float(up * self.eq_atoms[m + 1] + self.eq_cells[m]))
@@ -319,13 +333,19 @@ class _ComposedLaplace:
         top = ceil_double(self.k * Fraction(self.e0), "count * epsilon0")  # delta(k e0) = 0: rounded up
         root = self._newton(target)
         t = root
+        certified = False
         for _ in range(200):  # up until the bound certifies delta(upper) <= target
             excess = t.delta + self.error(t) - target
-            if excess <= 0.0 or t.eps >= top:
+            if excess <= 0.0:
+                certified = True
+                break
+            if t.eps >= top:
                 break
             step = excess / max(t.eq, 1e-300)  # the slope in eps: -e^eps Q(L > eps)
             t = self.sums(min(t.eps + max(step, 4.0 * math.ulp(t.eps), 1e-300), top))
-        upper = min(t.eps, top)
+        # a point the bound has not certified is never an upper end (the 200 steps can run out below the pure
+        # bound, where delta is at or below the error: 3.5e-18 at the upper end for a target of 5e-87 once)
+        upper = min(t.eps, top) if certified else top
         t = root
         for _ in range(200):  # down until the bound certifies delta(lower) > target
             short = target - (t.delta - self.error(t))

@@ -231,3 +231,17 @@ def test_the_pure_bound_is_rounded_up() -> None:
     e0, k = 5.855862069002934e-217, 3
     lo, hi = dpcore.laplace_composition_epsilon(1.0892646411546312e-289, e0, k)
     assert lo == 0.0 and Fraction(hi) >= k * Fraction(e0)
+
+
+@pytest.mark.parametrize(
+    ("delta", "e0"), [(5.114619722834587e-87, 0.2019741930152825), (2.116642126599655e-164, 1.5477814920507809)]
+)
+def test_upper_end_is_the_pure_bound_when_the_steps_run_out_uncertified(delta, e0):
+    """Every double below k e0 has a true delta of at least P(top atom) (k e0 - x) >= 2^-3 2^-55 (an atom of
+    mass 1/8 at k e0), far above these targets: the upper end must be k e0 rounded up. It was the double just
+    below, "certified" by sums that placed the atom k e0, rounded down to a double, at or below eps (true
+    delta 3.5e-18 for a target of 5e-87: found by the oracle's run at 10^4 examples)."""
+    from fractions import Fraction
+
+    lo, hi = dpcore.laplace_composition_epsilon(delta, e0, 3)
+    assert 0.0 <= lo <= hi and Fraction(hi) >= 3 * Fraction(e0) > Fraction(math.nextafter(hi, 0.0))

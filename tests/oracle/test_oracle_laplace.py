@@ -105,6 +105,8 @@ def test_laplace_composition() -> None:
 
     @oracle_settings()
     @given(_composition())
+    # the certifying steps ran out below the pure bound: true delta 3.5e-18 at the upper end (10^4 run)
+    @hexample((0.2019741930152825, 3, 100.0, 5.114619722834587e-87))
     def run(params: tuple[float, int, float, float]) -> None:
         e0, k, eps, delta = params
         with example(family, domain, f"epsilon0={e0!r}, count={k}, eps={eps!r}, delta={delta!r}", sink) as ex:
