@@ -342,21 +342,33 @@ def oracle(argv: list[str]) -> int:
     parser.add_argument(
         "--append", action="store_true", help="append the table to benchmarks/results/oracle.md (a second run)"
     )
+    parser.add_argument(
+        "--from-log",
+        metavar="PATH",
+        help="tabulate the example log of an earlier (or interrupted) run instead of running; --note says which",
+    )
+    parser.add_argument("--note", default="", help="with --from-log: what run the log is from (printed in the table)")
     parser.add_argument("pytest_args", nargs="*", help="extra arguments for pytest (e.g. -k gaussian)")
     args = parser.parse_args(argv)
     if args.examples < 1:
         parser.error("--examples must be >= 1")
-    ensure_env()
-    log = Path(tempfile.mkdtemp(prefix="dpcore-oracle-")) / "oracle.jsonl"
-    env = dict(os.environ, DPCORE_ORACLE_EXAMPLES=str(args.examples), DPCORE_ORACLE_LOG=str(log), MPLBACKEND="Agg")
-    t0 = time.time()
-    cmd = [str(PY), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/oracle", *args.pytest_args]
-    print("+", " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, cwd=ROOT, env=env)
-    wall = time.time() - t0
+    if args.from_log:
+        log, returncode, wall = Path(args.from_log), 0, float("nan")
+    else:
+        ensure_env()
+        log = Path(tempfile.mkdtemp(prefix="dpcore-oracle-")) / "oracle.jsonl"
+        env = dict(os.environ, DPCORE_ORACLE_EXAMPLES=str(args.examples), DPCORE_ORACLE_LOG=str(log), MPLBACKEND="Agg")
+        t0 = time.time()
+        cmd = [str(PY), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/oracle", *args.pytest_args]
+        print("+", " ".join(cmd), flush=True)
+        returncode = subprocess.run(cmd, cwd=ROOT, env=env).returncode
+        wall = time.time() - t0
     rows: dict[str, dict[str, object]] = {}
     for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
-        rec = json.loads(line)
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:  # the last line of an interrupted run
+            continue
         row = rows.setdefault(
             rec["family"], {"domain": rec["domain"], "n": 0, "err": 0.0, "bad": 0, "viol": 0, "ve": 0, "first": ""}
         )
@@ -369,11 +381,17 @@ def oracle(argv: list[str]) -> int:
             row["first"] = row["first"] or rec["violations"][0]
         if rec["value_error"]:
             row["ve"] += 1  # type: ignore[operator]
-    shutil.rmtree(log.parent, ignore_errors=True)
+    if not args.from_log:
+        shutil.rmtree(log.parent, ignore_errors=True)
     lines = [
-        f"Oracle suite: `python3 tasks.py oracle --examples {args.examples}` (generated examples per family, plus the "
-        f"explicit ones), HYPOTHESIS_PROFILE={os.environ.get('HYPOTHESIS_PROFILE', 'default')}, wall time "
-        f"{wall:.0f} s on {os.cpu_count()} cores; pytest exit status {res.returncode}. Worst relative error: of an "
+        (
+            f"Oracle suite, tabulated from the example log of {args.note or 'an earlier run'}. "
+            if args.from_log
+            else f"Oracle suite: `python3 tasks.py oracle --examples {args.examples}` (generated examples per family, "
+            f"plus the explicit ones), HYPOTHESIS_PROFILE={os.environ.get('HYPOTHESIS_PROFILE', 'default')}, wall "
+            f"time {wall:.0f} s on {os.cpu_count()} cores; pytest exit status {returncode}. "
+        )
+        + "Worst relative error: of an "
         "exact value against its mpmath reference, or how far a bound went past the truth (0: always on its safe "
         "side); slack 1e-9 unless documented otherwise.",
         "",
@@ -400,9 +418,9 @@ def oracle(argv: list[str]) -> int:
         with out.open("a", encoding="utf-8") as fh:
             fh.write(f"\n## A further run: `{' '.join(args.pytest_args)}`\n\n" + table + "\n")
         print(f"appended to {out}")
-    if total or res.returncode not in (0, 1):
+    if total or returncode not in (0, 1):
         return 1
-    return res.returncode
+    return returncode
 
 
 BENCHMARKS = {
