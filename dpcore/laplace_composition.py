@@ -424,7 +424,9 @@ def laplace_composition_epsilon(delta: float, epsilon0: float, count: int) -> tu
     where ``delta`` is at or below the error (about 1e-16 and less, e.g. ``delta = 1e-77``, or
     ``epsilon0`` so small that the whole profile is within the error) no point is certified above ``delta``:
     ``lower`` is 0 and ``upper`` can be as large as the pure bound ``count * epsilon0`` (always a valid, safe
-    upper end; ``(5e-324, 50.0, 1)`` gives ``(0.0, 50.0)``).
+    upper end; ``(5e-324, 50.0, 1)`` gives ``(0.0, 50.0)``). Likewise where ``1 - delta`` is at or below the
+    error at epsilon 0 (``delta`` within about 1e-13 of 1): ``lower`` is then 0 even when the true
+    profile at 0 is just above ``delta`` (``(1 - 2e-15, 50.0, 3)`` gives ``(0.0, 150.0)``).
 
     Parameters
     ----------

@@ -93,7 +93,9 @@ def _bracket_checks(ex: object, e0: float, k: int, eps: float, delta: float) -> 
         err = 4 * (ref.mpf(d_hi) - ref.mpf(d_lo)) + ref.mpf(1e-15)  # the certified error, with rounding
         if lo > 0.0 and delta > err and fall > err:  # delta at or below the error: any width (documented)
             ex.fail(f"epsilon bracket ({lo!r}, {hi!r}) is wider than its certified delta error implies")
-        if lo == 0.0 and not (delta <= err or ref.laplace_k_delta(0.0, e0, k) <= delta + err):
+        z_lo, z_hi = dpcore.laplace_composition_delta(0.0, e0, k)  # the certified error where lo = 0 is decided
+        err0 = 4 * (ref.mpf(z_hi) - ref.mpf(z_lo)) + ref.mpf(1e-15)
+        if lo == 0.0 and not (delta <= err or ref.laplace_k_delta(0.0, e0, k) <= delta + max(err, err0)):
             ex.fail(f"epsilon bracket ({lo!r}, {hi!r}): lower 0 though delta(0) is certifiably above delta")
 
 
