@@ -565,7 +565,9 @@ def _analytic_chi(epsilon: float, delta: float, log_target: float) -> tuple[floa
 
 
 def _sigma_from_chi(chi: float, epsilon: float) -> float:
-    y = math.sqrt(chi * chi + epsilon)
+    # hypot: chi * chi + epsilon fell into the subnormals at epsilon 5e-324 (chi ~ 2e-161): sigma 1.85e-7
+    # relatively too small (true delta above the target; oracle at 1000 examples)
+    y = math.hypot(chi, math.sqrt(epsilon))
     gap = epsilon / (y + chi) if chi >= 0.0 else y - chi  # y - chi without cancellation
     return 1.0 / (_SQRT2 * gap)
 
@@ -784,7 +786,7 @@ def analytic_gaussian_sigma_many(sensitivity: ArrayLike, epsilon: ArrayLike, del
         hi[idx[done]] = np.minimum(cand[done], hi[idx[done]])
         idx, up = idx[~done], up[~done] * 2.0
     chi = hi
-    y = np.sqrt(chi * chi + eps)
+    y = np.hypot(chi, np.sqrt(eps))  # not sqrt(chi^2 + eps): subnormal at tiny eps (see _sigma_from_chi)
     gap = np.where(chi >= 0, eps / (y + np.abs(chi)), y - chi)
     s_all = 1.0 / (_SQRT2 * gap)
     # certify against the rounding of chi recomputed from sigma (see _certify)
