@@ -172,7 +172,7 @@ class RunEpsilons:
     method : tuple of str
         Per checkpoint: ``pld-shared`` (the shared discretisation), ``pld``, ``exact-gaussian``,
         ``exact-laplace`` or ``exact`` (a separate accountant query, as
-        :meth:`dpcore.PldAccountant.epsilon_bracket_details`).
+        :meth:`dpcore.pld.PldAccountant.epsilon_bracket_details`).
     value_discretization : float
         The shared grid step (0 where none was used).
     refined : int
@@ -337,7 +337,7 @@ def calibrate_noise(
         :data:`MAX_NOISE_MULTIPLIER` (1e4, subsampled Gaussian), or is met even at
         :data:`MIN_NOISE_MULTIPLIER` (1e-2: no smallest noise), is refused.
     delta : float
-        In [1e-10, 1) (the PLD accountant's :data:`dpcore.pld.MIN_DELTA`).
+        In [1e-10, 1) (the PLD accountant's ``dpcore.pld.MIN_DELTA``).
     count : int
         The number of releases (steps) composed, an integer in [1, 2**63 - 1].
     sampling_rate : float, optional
@@ -548,7 +548,7 @@ def epsilon_over_run(
     steps : sequence of int
         The checkpoints, each an integer in [1, 2**63 - 1], in any order, repeats allowed; not empty.
     delta : float
-        In [1e-10, 1) (the PLD accountant's :data:`dpcore.pld.MIN_DELTA`).
+        In [1e-10, 1) (the PLD accountant's ``dpcore.pld.MIN_DELTA``).
     relative_width : float
         The bracket's target width, as :class:`dpcore.PldAccountant`'s, > 0 (default 1e-3).
 
@@ -562,7 +562,7 @@ def epsilon_over_run(
     ValueError
         If ``steps`` is empty or holds a non-integer or a value < 1, ``delta`` is outside [1e-10, 1),
         ``relative_width`` is not > 0, ``mechanism`` has no ``privacy_losses()``, or the accountant refuses a
-        checkpoint (as :meth:`dpcore.PldAccountant.epsilon_bracket_details`).
+        checkpoint (as :meth:`dpcore.pld.PldAccountant.epsilon_bracket_details`).
     """
     ks = _check_steps(steps)
     d = check_probability_open("delta", delta)
