@@ -39,6 +39,7 @@ __all__ = [
     "calibration_power",
     "dp_sgd_epsilons",
     "averaging_cost",
+    "calibrator_true_delta",
 ]
 
 
@@ -339,4 +340,27 @@ def averaging_cost(k: ArrayLike, epsilon: ArrayLike, sd: ArrayLike, epsilon0: fl
     axes[1].loglog(kk, np.asarray(sd), "o-", label="sd of the average")
     axes[1].set(xlabel="answers $k$", ylabel="standard deviation", title="Error of the average")
     axes[1].legend(fontsize=8)
+    return _done(fig)
+
+
+def calibrator_true_delta(rows: Mapping[str, Sequence[tuple[float, float, float, Any, Any]]]) -> Figure:
+    r"""Chapter 08: the true delta at each calibrator's sigma against the delta asked for (log-log).
+
+    ``rows[name]`` lists ``(epsilon, delta, sigma, true_delta, exact_sigma)`` (the chapter's check); a point
+    above the diagonal is a calibrator that under-noises. Right: the under-noise :math:`1 - \sigma/\sigma_*`.
+    """
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4))
+    markers = ("o", "s", "^", "x")
+    for (name, pts), marker in zip(rows.items(), markers * len(rows), strict=False):
+        target = np.array([float(r[1]) for r in pts])
+        true = np.array([max(float(r[3]), 1e-320) for r in pts])
+        short = np.array([float(1 - r[2] / float(r[4])) for r in pts])
+        left.loglog(target, true, marker, alpha=0.6, label=name, fillstyle="none")
+        right.semilogx(target, 100 * short, marker, alpha=0.6, label=name, fillstyle="none")
+    lo = min(float(r[1]) for pts in rows.values() for r in pts)
+    left.loglog([lo, 1.0], [lo, 1.0], "k-", lw=0.8, label="true delta = delta asked")
+    left.set(xlabel=r"$\delta$ asked for", ylabel=r"true $\delta$ at the returned $\sigma$")
+    right.axhline(0.0, color="k", lw=0.8)
+    right.set(xlabel=r"$\delta$ asked for", ylabel=r"under-noise $1 - \sigma/\sigma_*$ (%)")
+    left.legend(fontsize=7)
     return _done(fig)

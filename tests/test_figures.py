@@ -63,3 +63,14 @@ def test_chapter_07_figures() -> None:
     fig = figures.averaging_cost(k, np.array([0.5, 2.0, 7.7]), np.sqrt(8 / k), 0.5)
     assert len(fig.axes) == 2 and len(_lines(fig)) == 4
     assert fig.axes[0].get_lines()[1].get_ydata().tolist() == [0.5, 2.0, 8.0]  # basic composition k * eps0
+
+
+def test_chapter_08_figure() -> None:
+    rows = {
+        "calibrator": [(1.0, 1e-5, 3.5, 2e-5, 3.7), (1.0, 1e-100, 1.5, 1e-20, 4.0)],
+        "exact": [(1.0, 1e-5, 3.7, 1e-5, 3.7), (1.0, 1e-100, 4.0, 1e-100, 4.0)],
+    }
+    fig = figures.calibrator_true_delta(rows)
+    assert len(fig.axes) == 2 and fig.axes[0].get_xscale() == "log" and fig.axes[0].get_yscale() == "log"
+    points = fig.axes[1].get_lines()[0].get_ydata().tolist()  # under-noise 1 - sigma/exact, in percent
+    assert points == pytest.approx([100 * (1 - 3.5 / 3.7), 100 * (1 - 1.5 / 4.0)])
