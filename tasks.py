@@ -220,8 +220,8 @@ def _copy_tree(dest: Path) -> None:
     shutil.copytree(ROOT, dest, ignore=ignore)
 
 
-def _run_in_copy(copy: Path, tests: list[str]) -> dict[str, object]:
-    """Run ``tests`` and every chapter of ``copy`` with its own dpcore first on the path."""
+def _run_in_copy(copy: Path, tests: list[str], chapters: list[str] | tuple[str, ...] = ()) -> dict[str, object]:
+    """Run ``tests`` and every chapter of ``copy`` (or only those named) with its own dpcore first on the path."""
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("DPCORE_")}
     env.update(PYTHONPATH=str(copy), MPLBACKEND="Agg")
@@ -238,6 +238,8 @@ def _run_in_copy(copy: Path, tests: list[str]) -> dict[str, object]:
         out["tests"] = {0: "passed", 1: "failed"}.get(res.returncode, f"error (pytest exit {res.returncode})")
     chapters, claims = [], []
     for nb in sorted((copy / "chapters").glob("*.ipynb")):
+        if chapters and nb.stem not in chapters:
+            continue
         r = _run_chapter(copy, nb, 0, copy / "_ledger", env)
         if not r["ok"]:
             chapters.append(nb.stem)
@@ -258,6 +260,13 @@ def mutants(argv: list[str]) -> int:
     parser.add_argument("--only", nargs="*", default=[], help="fault ids (default: all)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="faults run at once")
     parser.add_argument("--write", action="store_true", help="write the table to benchmarks/results/mutants.md")
+    parser.add_argument(
+        "--chapters",
+        nargs="*",
+        default=[],
+        help="run only these chapters (stems) against each fault (default: all); a fault killed only by a chapter "
+        "left out is reported as surviving the chapters",
+    )
     args = parser.parse_args(argv)
     faults = tomllib.loads((ROOT / "benchmarks" / "mutants.toml").read_text(encoding="utf-8"))["fault"]
     unknown = set(args.only) - {f["id"] for f in faults}
@@ -276,7 +285,7 @@ def mutants(argv: list[str]) -> int:
     base_dir = tmp / "baseline"
     _copy_tree(base_dir)
     all_tests = sorted({t for f in faults for t in f["tests"]})
-    base = _run_in_copy(base_dir, all_tests)
+    base = _run_in_copy(base_dir, all_tests, args.chapters)
     if base["tests"] != "passed" or base["chapters"]:
         print(f"the unmodified tree does not pass: tests {base['tests']}, chapters {base['chapters']}")
         return 1
@@ -288,7 +297,7 @@ def mutants(argv: list[str]) -> int:
         target.write_text(
             target.read_text(encoding="utf-8").replace(str(f["find"]), str(f["replace"])), encoding="utf-8"
         )
-        res = _run_in_copy(copy, list(f["tests"]))  # type: ignore[arg-type]
+        res = _run_in_copy(copy, list(f["tests"]), args.chapters)  # type: ignore[arg-type]
         shutil.rmtree(copy, ignore_errors=True)
         return {**f, **res}
 
@@ -306,7 +315,8 @@ def mutants(argv: list[str]) -> int:
 
     lines = [
         f"Mutation run: {n} faults of `benchmarks/mutants.toml`, each injected alone; `python3 tasks.py "
-        f"mutants`, wall time {wall:.0f} s on {os.cpu_count()} cores. A fault is killed by the tests when "
+        f"mutants{' --chapters ' + ' '.join(args.chapters) if args.chapters else ''}`, wall time {wall:.0f} s on "
+        f"{os.cpu_count()} cores. A fault is killed by the tests when "
         "its unit tests fail, by the chapters when a chapter fails or records a FAILED claim.",
         "",
         f"Killed by the unit tests alone: {rate(sum(by_tests))}; by the chapters alone: "
