@@ -128,21 +128,44 @@ def _log_delta_remove(eps: float, s: float, q: float) -> float:
     return math.log(q) + _log_g(t, 1.0 / s)
 
 
+def _exp_excess(x: float) -> float:
+    r""":math:`e^{-x} - 1 + x \ge 0` for :math:`0 \le x \le 1`, to a few ulp (a series below 0.1)."""
+    if x < 0.1:
+        term, total = x * x / 2.0, 0.0
+        for n in range(3, 20):
+            total += term
+            term *= -x / n
+        return total
+    return math.expm1(-x) + x
+
+
+def _log_c_add(eps: float, q: float) -> float:
+    r""":math:`c_a = \log((e^{-\varepsilon} - 1 + q)/q)` for :math:`\varepsilon \ge 0`, ``-inf`` where the bracket
+    is :math:`\le 0` (:math:`\varepsilon \ge -\log(1-q)`: the add direction's loss never exceeds epsilon).
+
+    Three forms, each free of cancellation where it is used: :math:`\log(1 + r)`, :math:`r =
+    \mathrm{expm1}(-\varepsilon)/q`, while :math:`r > -1/2`; nearer the boundary :math:`e^{-\varepsilon} - 1 +
+    q` itself, as :math:`(q - \varepsilon) + (e^{-\varepsilon} - 1 + \varepsilon)` for :math:`\varepsilon \le 1`
+    and as :math:`e^{-\varepsilon} - (1 - q)` beyond (then :math:`q > 1 - e^{-1}`: :math:`1 - q` is exact). A
+    single form failed at one end or the other: :math:`\log(1+r)` lost :math:`e^{-\varepsilon}` under the rounding of
+    :math:`r \approx -1` (5e-5 relative at eps 24, q 1), and :math:`e^{-\varepsilon} - (1 - q)` lost a tiny
+    :math:`\varepsilon` to the rounding of :math:`e^{-\varepsilon} \approx 1` (delta 4e-33 for a truth of
+    :math:`10^{-2\cdot10^{26}}` at eps 3e-19, sigma 1e32), both found by the oracle.
+    """
+    ratio = math.expm1(-eps) / q
+    if ratio > -0.5:
+        return math.log1p(ratio)
+    rest = (q - eps) + _exp_excess(eps) if eps <= 1.0 else math.exp(-eps) - (1.0 - q)
+    return math.log(rest) - math.log(q) if rest > 0.0 else -math.inf
+
+
 def _log_delta_add(eps: float, s: float, q: float) -> float:
     if eps < 0.0:
         c = _log_c_remove(-eps, q)  # c_a(eps) = c_r(-eps)
-    elif q >= 0.5:
-        # e^{-eps} - (1 - q) with 1 - q exact (Sterbenz): log1p(expm1(-eps) / q) would lose the
-        # e^{-eps} under the rounding of expm1(-eps) ~ -1 (relative 1e-16 e^eps: 5e-5 at eps = 24, q = 1)
-        rest = math.exp(-eps) - (1.0 - q)
-        if rest <= 0.0:  # eps >= -log(1 - q): the add direction's loss never exceeds eps
-            return -math.inf
-        c = math.log(rest) - math.log(q)
     else:
-        ratio = math.expm1(-eps) / q  # (e^{-eps} - 1)/q in (-1/q, 0], accurate where e^{-eps} > 1 - q > 1/2
-        if ratio <= -1.0:  # eps >= -log(1 - q): the add direction's loss never exceeds eps
+        c = _log_c_add(eps, q)
+        if c == -math.inf:  # eps >= -log(1 - q): the add direction's loss never exceeds eps
             return -math.inf
-        c = math.log1p(ratio)
     t = -s * c - 0.5 / s
     # 1 - (1 - q) e^eps = e^eps (e^{-eps} - 1 + q) = e^eps q e^{c_a}
     return eps + math.log(q) + c + _log_g(t, 1.0 / s)

@@ -132,6 +132,25 @@ def test_add_direction_at_large_epsilon_and_large_q(eps: float, q: float) -> Non
     assert abs(mp.mpf(direction_delta(eps, s, q, "add")) - truth) <= mp.mpf("1e-11") * truth + mp.mpf("1e-300")
 
 
+@pytest.mark.parametrize(
+    ("eps", "s", "q"),
+    [
+        (3.2058065831010477e-19, 1e32, 1.0),
+        (1e-6, 0.7349547727799877, 1e-6),
+        (0.0499, 1.0, 0.05),
+        (1e-6, 0.7, 0.9),
+        (0.9, 1.0, 1.0),
+        (1e-12, 3.0, 0.75),
+    ],
+)
+def test_add_direction_at_small_epsilon(eps: float, s: float, q: float) -> None:
+    """Where e^{-eps} rounds to 1 (tiny eps: delta 4e-33 for a truth that underflows, at sigma 1e32) or e^{-eps}
+    - 1 + q nearly cancels (eps ~ q: 2.2e-9 relative at q 1e-6); found by the oracle."""
+    truth = reference_directions(eps, s, q)[1]
+    got = mp.mpf(direction_delta(eps, s, q, "add"))
+    assert abs(got - truth) <= mp.mpf("1e-11") * truth + mp.mpf("1e-300")
+
+
 @pytest.mark.parametrize(("eps", "s", "q"), [(-0.5, 2.0, 0.05), (-3.0, 0.5, 0.9), (-1e-3, 10.0, 1e-4)])
 def test_each_direction_at_negative_epsilon(eps: float, s: float, q: float) -> None:
     remove, add = reference_directions(eps, s, q)

@@ -35,6 +35,7 @@ def test_subsampled_gaussian_one_step() -> None:
     @hexample(1.5, 0.001, 0.01, 0.5)  # issue 28: delta(0.01) was 1.5e-18, truth 8.1e-8
     @hexample(2.0, 0.01, 0.0, 0.5)  # issue 28: delta(0) was 5.9e-12, truth 1.97e-3
     @hexample(1.0, 1.0, 24.30326369600613, 6.208066672018622e-127)  # add direction at q ~ 1: 5e-5 off
+    @hexample(1e32, 1.0, 3.2058065831010477e-19, 2.378158569891875e-44)  # e^{-eps} rounded to 1: 4e-33
     def run(sigma: float, q: float, eps: float, delta: float) -> None:
         with example(family, domain, f"sigma={sigma!r}, sampling_rate={q!r}, eps={eps!r}, delta={delta!r}", sink) as ex:
             m = ex.call(("sigma", "sampling_rate"), lambda: dpcore.SubsampledGaussianMechanism(sigma, q))
