@@ -363,7 +363,17 @@ def atomic_privacy_loss(
         ratios = v / g
         if np.all(np.abs(ratios - np.round(ratios)) <= 1e-9 * np.maximum(1.0, np.abs(ratios))):
             lattice = g
-    return PrivacyLoss(cdf, sf, partial_mean, float(v[0]), float(v[-1]), 0.0, name, q_cdf, q_sf, lattice=lattice)
+
+    def profile(eps: float) -> float:
+        # sum over the atoms above eps of m (1 - e^{eps - v}), each term to a few ulp: quadrature of the
+        # integral form over [eps, v] fails when that interval holds a few doubles (12.5 % low at eps 1.0
+        # and an atom at 1.0000000000000009: found by the oracle at 10^4 examples)
+        above = v > eps
+        return min(1.0, math.fsum((m[above] * -np.expm1(eps - v[above])).tolist()))
+
+    return PrivacyLoss(
+        cdf, sf, partial_mean, float(v[0]), float(v[-1]), 0.0, name, q_cdf, q_sf, lattice=lattice, profile=profile
+    )
 
 
 def subsampled_gaussian_privacy_losses(s: float, q: float) -> tuple[PrivacyLoss, PrivacyLoss]:
