@@ -519,6 +519,13 @@ def rr_rdp(alpha: Real, epsilon0: Real) -> mpf:
 # --------------------------------------------------------------------------- Poisson-subsampled Gaussian
 
 
+def _add_gap(e: mpf, qq: mpf) -> mpf:
+    """``e^{-e} - 1 + q`` at the working precision without losing a tiny ``e^{-e}``: for ``q >= 1/2`` as
+    ``e^{-e} - (1 - q)`` (``1 - q`` exact for a double ``q``); ``expm1(-e) + q`` rounded ``e^{-e}`` away at q = 1 and
+    eps 351 (the reference said delta 0 where it is 1e-200)."""
+    return mp.exp(-e) - (1 - qq) if qq >= mpf(1) / 2 else mp.expm1(-e) + qq
+
+
 def sg_delta_direction(eps: Real, s: Real, q: Real, direction: str) -> mpf:
     r"""One direction of one subsampled-Gaussian step, ``s = sigma/sensitivity``, any real eps.
 
@@ -532,12 +539,12 @@ def sg_delta_direction(eps: Real, s: Real, q: Real, direction: str) -> mpf:
     if eps == math.inf:
         return mpf(0)
     with mp.workdps(DPS):
-        if direction == "add" and mp.expm1(-_m(eps)) + _m(q) <= 0:
+        if direction == "add" and _add_gap(_m(eps), _m(q)) <= 0:
             return mpf(0)
 
     with mp.workdps(DPS):
         e, sd, qq = _m(eps), _m(s), _m(q)
-        g = (mp.expm1(e) + qq) if direction == "remove" else (mp.expm1(-e) + qq)
+        g = (mp.expm1(e) + qq) if direction == "remove" else _add_gap(e, qq)
         x = sd * sd * mp.log(g / qq) + mpf(1) / 2 if g > 0 else mpf(0)
         start = digits(((abs(x) + 1) / sd) ** 2, e)
 
@@ -549,7 +556,7 @@ def sg_delta_direction(eps: Real, s: Real, q: Real, direction: str) -> mpf:
                 return -mp.expm1(e)
             x = sd * sd * mp.log(g / qq) + mpf(1) / 2
             return qq * _phic((x - 1) / sd) - g * _phic(x / sd)  # (1-q) T(x) + q T(x-1) - e^eps T(x)
-        g = mp.expm1(-e) + qq
+        g = _add_gap(e, qq)
         if g <= 0:
             return mpf(0)
         x = sd * sd * mp.log(g / qq) + mpf(1) / 2
@@ -578,7 +585,7 @@ def sg_delta_quad(eps: Real, s: Real, q: Real, direction: str) -> mpf:
     with mp.workdps(DPS):
         e, sd, qq = _m(eps), _m(s), _m(q)
         p, qd = _sg_densities(sd, qq, direction)
-        g = (mp.expm1(e) + qq) if direction == "remove" else (mp.expm1(-e) + qq)
+        g = (mp.expm1(e) + qq) if direction == "remove" else _add_gap(e, qq)
         pts = [mpf(0), mpf(1)]
         if g > 0:
             pts.append(sd * sd * mp.log(g / qq) + mpf(1) / 2)
