@@ -39,7 +39,9 @@ def reference_directions(eps: float, s: float, q: float) -> tuple[mp.mpf, mp.mpf
         x = s**2 * mp.log(w / q) + mp.mpf(1) / 2
         remove = (1 - q) * _phibar(x / s) + q * _phibar((x - 1) / s) - mp.e**eps * _phibar(x / s)
     add = mp.mpf(0)
-    v = mp.e ** (-eps) - 1 + q  # add: e^-eps = 1 - q + q e^u(x); the event is x < x_eps
+    # add: e^-eps = 1 - q + q e^u(x); the event is x < x_eps. e^-eps - (1 - q) with 1 - q exact where q >= 1/2:
+    # e^-eps - 1 + q rounded a tiny e^-eps away at 50 digits (q 1, eps 732: "0")
+    v = mp.e ** (-eps) - (1 - q) if q >= mp.mpf(1) / 2 else mp.expm1(-eps) + q
     if v > 0:
         x = s**2 * mp.log(v / q) + mp.mpf(1) / 2
         add = _phibar(-x / s) - mp.e**eps * ((1 - q) * _phibar(-x / s) + q * _phibar((1 - x) / s))
@@ -141,6 +143,8 @@ def test_add_direction_at_large_epsilon_and_large_q(eps: float, q: float) -> Non
         (1e-6, 0.7, 0.9),
         (0.9, 1.0, 1.0),
         (1e-12, 3.0, 0.75),
+        (732.4718853409574, 0.05479643594439896, 1.0),  # e^-eps subnormal: 5e-6 relative off
+        (30.0, 0.2, 0.9),
     ],
 )
 def test_add_direction_at_small_epsilon(eps: float, s: float, q: float) -> None:
