@@ -220,7 +220,7 @@ def _copy_tree(dest: Path) -> None:
     shutil.copytree(ROOT, dest, ignore=ignore)
 
 
-def _run_in_copy(copy: Path, tests: list[str], chapters: list[str] | tuple[str, ...] = ()) -> dict[str, object]:
+def _run_in_copy(copy: Path, tests: list[str], only: list[str] | tuple[str, ...] = ()) -> dict[str, object]:
     """Run ``tests`` and every chapter of ``copy`` (or only those named) with its own dpcore first on the path."""
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("DPCORE_")}
@@ -238,7 +238,7 @@ def _run_in_copy(copy: Path, tests: list[str], chapters: list[str] | tuple[str, 
         out["tests"] = {0: "passed", 1: "failed"}.get(res.returncode, f"error (pytest exit {res.returncode})")
     chapters, claims = [], []
     for nb in sorted((copy / "chapters").glob("*.ipynb")):
-        if chapters and nb.stem not in chapters:
+        if only and nb.stem not in only:
             continue
         r = _run_chapter(copy, nb, 0, copy / "_ledger", env)
         if not r["ok"]:
