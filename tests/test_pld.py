@@ -533,3 +533,11 @@ def test_atomic_loss_profile_next_to_an_atom_is_the_exact_sum(eps):
         atoms = [(mp.mpf(e0), p), (-mp.mpf(e0), 1 - p)]
         truth = mp.fsum(m * -mp.expm1(mp.mpf(eps) - v) for v, m in atoms if v > eps)
     assert abs(mp.mpf(loss.delta(eps)) - truth) <= mp.mpf("1e-14") * truth
+
+
+@pytest.mark.parametrize("eps", [-20.03539087734387, -3.0, -0.5])
+def test_laplace_law_profile_below_zero_where_the_weight_falls_fast(eps):
+    """epsilon0 1000: P(L > eps) is 1 - 1e-200 and e^eps Q(L > eps) about e^-490, so delta(eps) is 1 to the last
+    bit; the quadrature over [-1, 1000] once missed the weight e^{eps - l} near its start (1.7e-9 low at
+    eps -20; oracle at 10^4 examples)."""
+    assert laplace_privacy_loss_law(1000.0).delta(eps) == pytest.approx(1.0, abs=1e-14)
