@@ -289,7 +289,21 @@ def laplace_privacy_loss_law(epsilon0: float) -> PrivacyLoss:
         mid = 0.5 * np.exp(-(np.clip(x, -e0, e0) / 2.0 + e0 / 2.0))
         return np.where(x < -e0, 1.0, np.where(x >= e0, 0.0, mid))
 
-    return PrivacyLoss(cdf, sf, partial_mean, -e0, e0, 0.0, f"Laplace, epsilon0 = {e0:g}", q_cdf, q_sf, lattice=e0)
+    def profile(eps: float) -> float:
+        # E[(1 - e^{eps - L})_+] in closed form, x = eps - e0 <= 0: the atom at e0 gives (1 - e^x) / 2 and the
+        # density e^{(l - e0)/2} / 4 on (eps, e0) gives (1 - e^{x/2})^2 / 2; below -e0 every atom is above eps
+        # and the profile is 1 - e^eps (Q has total mass 1). Quadrature over [eps, e0] failed where that
+        # interval holds a few doubles (0.3 % low at e0 = 1.000000000000023, eps = 1; oracle at 10^4)
+        if eps >= e0:
+            return 0.0
+        if eps < -e0:
+            return -math.expm1(eps)
+        x = eps - e0
+        return min(1.0, 0.5 * -math.expm1(x) + 0.5 * math.expm1(0.5 * x) ** 2)
+
+    return PrivacyLoss(
+        cdf, sf, partial_mean, -e0, e0, 0.0, f"Laplace, epsilon0 = {e0:g}", q_cdf, q_sf, lattice=e0, profile=profile
+    )
 
 
 def _step_functions(v: NDArray[np.float64], m: NDArray[np.float64]) -> tuple[CDF, CDF]:

@@ -102,6 +102,7 @@ def test_privacy_loss_laws() -> None:
     @hexample("gaussian", 1.0, 1.0, 0.01, -math.inf)  # issue 28: gaussian_privacy_loss(1.0).delta(-inf) returned 0
     @hexample("atomic", 1.0000000000000009, 0.1, 1.0, 1.0)  # quadrature over 4 doubles: 12.5 % low
     @hexample("laplace", 1000.0, 100.0, 3.475523257254744e-05, -20.03539087734387)  # quadrature: 1.7e-9 low
+    @hexample("laplace", 1.000000000000023, 3.8110055662326077, 1.0, 1.0)  # quadrature next to the atom: 0.3 %
     @hexample("add", 0.5, 0.7349547727799877, 1e-06, 1e-06)  # eps ~ q: e^-eps - 1 + q nearly cancels
     def run(law: str, par: float, s: float, q: float, eps: float) -> None:
         with example(family, domain, f"law={law}, parameter={par!r}, s={s!r}, q={q!r}, eps={eps!r}", sink) as ex:
