@@ -8,13 +8,13 @@ It is epsilon-differentially private (Dwork & Roth 2014, Theorem 3.6).
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._release import release_with_noise
+from ._rounding import ceil_double
 from ._validation import (
     MAX_NOISE_SCALE,
     RNGLike,
@@ -59,9 +59,9 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     epsilon = check_positive_finite("epsilon", epsilon)
     inputs = f"sensitivity={sensitivity!r}, epsilon={epsilon!r}"
-    b = check_normal_result("the Laplace scale sensitivity / epsilon", sensitivity / epsilon, inputs)
+    check_normal_result("the Laplace scale sensitivity / epsilon", sensitivity / epsilon, inputs)
     # rounded up, never to nearest: a scale one ulp below sensitivity / epsilon is (epsilon + 1 ulp)-DP
-    return b if Fraction(b) >= Fraction(sensitivity) / Fraction(epsilon) else math.nextafter(b, math.inf)
+    return ceil_double(Fraction(sensitivity) / Fraction(epsilon), "the Laplace scale sensitivity / epsilon")
 
 
 def laplace_noise(gen: np.random.Generator, shape: int | tuple[int, ...], scale: float) -> NDArray[np.float64]:

@@ -1205,15 +1205,10 @@ class RandomizedResponse(Mechanism):
         rest, qv = 1.0 - d, math.exp(lq)
         e = min(max(0.0, self.epsilon0 + math.log(max(rest - qv, 5e-324)) - lp), self.epsilon0)
 
-        def complement(x: float) -> float:  # rounded down by 4 ulp: >= 1 - d certifies delta(x) <= d
-            return (qv + math.exp(lp + x - self.epsilon0)) * (1.0 - 2.0**-50)
+        def minus_complement(x: float) -> float:  # -(1 - delta(x)) rounded up by 4 ulp: <= -(1 - d) certifies
+            return -(qv + math.exp(lp + x - self.epsilon0)) * (1.0 - 2.0**-50)
 
-        step = 4 * math.ulp(max(self.epsilon0, 1e-300))
-        for _ in range(64):
-            if complement(e) >= rest:
-                return e
-            e, step = min(e + step, self.epsilon0), 2 * step
-        return self.epsilon0
+        return _safe_side(minus_complement, e, -rest, self.epsilon0)
 
     def rdp(self, orders: ArrayLike) -> NDArray[np.float64] | float:
         r"""Rényi divergence at each order > 1, clipped to [0, ``epsilon0``] (rounding only).
