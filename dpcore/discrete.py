@@ -748,6 +748,15 @@ def discrete_laplace_pmf(z: ArrayLike, scale: Any) -> NDArray[np.float64]:
     return np.asarray(np.tanh(1 / (2 * b)) * np.exp(-np.abs(z) / b), dtype=np.float64)
 
 
+def _gaussian_window(s2: float) -> int:
+    """Half-width k of the integer window [-k, k] over which discrete-Gaussian sums are taken.
+
+    ``k = floor(40 sigma) + 10``: beyond it every term ``e^{-z^2/(2 sigma^2)}`` is below ``e^{-800}`` of the
+    largest, so the sums over the window equal the full theta sums to far below double precision.
+    """
+    return int(40 * math.sqrt(s2)) + 10
+
+
 def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
     r"""The pmf :math:`e^{-z^2/(2\sigma^2)}/\sum_y e^{-y^2/(2\sigma^2)}` of :math:`\mathcal N_{\mathbb Z}(0,\sigma^2)`.
 
@@ -767,7 +776,7 @@ def discrete_gaussian_pmf(z: ArrayLike, sigma2: Any) -> NDArray[np.float64]:
         If ``sigma2`` is not a positive rational or ``z`` is not integer-valued and finite.
     """
     s2 = float(as_fraction("sigma2", sigma2))
-    k = int(40 * math.sqrt(s2)) + 10
+    k = _gaussian_window(s2)
     ys = np.arange(-k, k + 1, dtype=float)
     norm = np.exp(-ys * ys / (2 * s2)).sum()
     z = _integer_array("z", z).astype(float)

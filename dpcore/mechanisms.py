@@ -54,7 +54,7 @@ from ._validation import (
     check_positive_int,
     check_probability_open,
 )
-from .discrete import as_fraction, sample_discrete_gaussian, sample_discrete_laplace
+from .discrete import _gaussian_window, as_fraction, sample_discrete_gaussian, sample_discrete_laplace
 from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_epsilon, normal_noise
 from .laplace import laplace_noise, laplace_scale
 from .pld_losses import (
@@ -936,14 +936,14 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
     def _window(self) -> tuple[float, NDArray[np.float64], float]:
         """sigma^2, the integers z of the window, and log of the normaliser sum_z e^{-z^2/(2 sigma^2)}."""
         s2 = float(self.sigma2)
-        k = int(40 * math.sqrt(s2)) + 10
+        k = _gaussian_window(s2)
         z = np.arange(-k, k + self.sensitivity + 1, dtype=float)
         return s2, z, float(special.logsumexp(-(z[z <= k] ** 2) / (2 * s2)))
 
     def _log_delta(self, e: NDArray[np.float64]) -> NDArray[np.float64]:
         """``log delta`` at each of the (validated) epsilons ``e``, flattened (-inf where delta is 0)."""
         s2, z, log_c = self._window()
-        z = z[z <= int(40 * math.sqrt(s2)) + 10]  # beyond, p(z) < e^-800 (the window's upper part is for q)
+        z = z[z <= _gaussian_window(s2)]  # beyond, p(z) < e^-800 (the window's upper part is for q)
         d = self.sensitivity
         # the loss (D^2 - 2 z D) / (2 sigma2) = n den / (2 num), n an exact integer: eps - loss in two doubles
         n = (d * d - 2 * z * d)[None, :]
@@ -1043,7 +1043,7 @@ class DiscreteGaussianMechanism(IntegerNoiseMechanism):
         a = _check_orders("orders", orders)
         s2, _, log_c = self._window()
         d = self.sensitivity
-        k = int(40 * math.sqrt(s2)) + 10
+        k = _gaussian_window(s2)
         w = np.arange(-k, k + 2, dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
             shift = np.asarray((1 - a) * d, dtype=float).reshape(-1, 1)
