@@ -204,17 +204,18 @@ def _dots_direction(parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: flo
 _FLOAT_SLACK = 1e-13
 
 
-def _inverse(delta: Callable[[float], float], target: float, lo: float, hi: float) -> float:
+def _inverse(delta: Callable[[float], float], target: float, lo: float, hi: float, guess: float | None = None) -> float:
     """Smallest ``eps >= lo`` with ``delta(eps) <= target`` (``delta`` non-increasing), by bisection.
 
     ``[lo, hi]`` is the first bracket; where ``delta(hi)`` still exceeds the target, ``hi`` is doubled up to
     :data:`MAX_EPSILON` (then a ``ValueError``), so that no answer is a search range's end presented as a
     bound (before issue 28 it returned ``hi = 1e4`` for a composition whose epsilon is 12000). A profile
-    with its own ``inverse`` (:class:`_SpectralProfile`) answers itself where the root is in ``[lo, hi]``.
+    with its own ``inverse`` (:class:`_SpectralProfile`) answers itself where the root is in ``[lo, hi]``,
+    starting from ``guess`` if one is given (it changes only where the search looks first).
     """
     solve = getattr(delta, "inverse", None)
     if solve is not None:
-        found = solve(target, lo, hi)
+        found = solve(target, lo, hi, guess)
         if found is not None:
             return float(found)
     if delta(lo) <= target:

@@ -64,35 +64,69 @@ def _log_mgf(pmf: NDArray[np.float64], lam: float) -> float:
 
     The exponent is taken relative to the last index with mass (``lam > 0``) or the first (``lam < 0``), so
     no term overflows, the sum is at least that index's mass (it cannot underflow to 0), and no logarithm
-    of the masses is needed.
+    of the masses is needed. Exponents below -700 are raised to -700: subnormal exponentials cost twenty
+    times a normal one, and raising a term only raises the sum, so every Chernoff bound built on it holds
+    (the sum moves by at most ``e^-700`` relative to its reference term).
     """
     support = np.flatnonzero(pmf > 0.0)
     if support.size == 0:
         return -math.inf
     first, last = int(support[0]), int(support[-1])
     ref = last if lam > 0 else first
-    total = float(pmf[first : last + 1] @ np.exp(lam * (np.arange(first, last + 1) - ref)))
+    terms = pmf[first : last + 1] * np.exp(np.maximum(lam * (np.arange(first, last + 1) - ref), -700.0))
+    total = float(terms.sum())  # not a BLAS dot: its threads stall on a loaded machine
     return lam * ref + math.log(total)
 
 
-def _window(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> tuple[int, int]:
+#: The Chernoff parameters of :func:`_window`, per unit of loss (times the grid step: in lattice units).
+_LAMS = np.geomspace(1e-3, 50.0, 40)
+
+
+class _MgfTable:
+    """One part's Chernoff exponents on :func:`_window`'s grid of ``lam``, kept for windows at many counts.
+
+    The block bounds (:func:`_block_log_mgf`) at every ``lam`` of the grid, both signs, are computed at once;
+    the exact log-mgf (:func:`_log_mgf`) at a ``lam`` when first asked for, then remembered: a run of
+    checkpoints asks for few distinct ``lam``.
+    """
+
+    def __init__(self, pmf: NDArray[np.float64], h: float) -> None:
+        self.pmf, self.lams = pmf, h * _LAMS
+        size = max(_BLOCK, pmf.size // 1024)
+        self.blocks = {sign: _block_log_mgf(pmf, sign * self.lams, size) for sign in (1.0, -1.0)}
+        self._exact: dict[tuple[float, int], float] = {}
+
+    def exact(self, sign: float, i: int) -> float:
+        """``log E[exp(sign lam_i I)]`` exactly (:func:`_log_mgf`)."""
+        key = (sign, i)
+        if key not in self._exact:
+            self._exact[key] = _log_mgf(self.pmf, sign * float(self.lams[i]))
+        return self._exact[key]
+
+
+def _window(
+    parts: Sequence[tuple[_Discrete, int]], tau: float, h: float, tables: Sequence[_MgfTable] | None = None
+) -> tuple[int, int]:
     """An index window ``[a, b]`` of the sum of the parts' lattice indices (each from 0) holding all but ``2 tau``.
 
     Chernoff: ``P(S >= b) <= exp(sum_j k_j log M_j(lam) - lam b)`` for every ``lam > 0`` (and the mirror image).
     The block bounds of :func:`_block_log_mgf` (at most about 1024 blocks a part) pick the best of a grid of
     ``lam`` cheaply; the exact log-mgf at that ``lam`` (:func:`_log_mgf`) removes the blocks' slack (the block
     size times ``k`` cells, large for many parts). Every ``lam`` gives a valid bound; the tightest is used.
+    ``tables`` (one :class:`_MgfTable` a part, built at this ``h``) lets windows at many counts share the work.
     """
     top = sum(k * (d.pmf.size - 1) for d, k in parts)
-    lams = h * np.geomspace(1e-3, 50.0, 40)  # per unit of loss 1e-3 .. 50, in lattice units
+    if tables is None:
+        tables = [_MgfTable(d.pmf, h) for d, _ in parts]
+    lams = h * _LAMS
     log_tau = math.log(tau)
 
     def edge(sign: float) -> float:
-        blocks = sum(k * _block_log_mgf(d.pmf, sign * lams, max(_BLOCK, d.pmf.size // 1024)) for d, k in parts)
+        blocks = sum(k * t.blocks[sign] for t, (_, k) in zip(tables, parts, strict=True))
         bounds = (blocks - log_tau) / lams
-        lam = float(lams[int(np.argmin(bounds))])
-        exact = sum(k * _log_mgf(d.pmf, sign * lam) for d, k in parts)
-        return float(min(np.min(bounds), (exact - log_tau) / lam))
+        best = int(np.argmin(bounds))
+        exact = sum(k * t.exact(sign, best) for t, (_, k) in zip(tables, parts, strict=True))
+        return float(min(np.min(bounds), (exact - log_tau) / float(lams[best])))
 
     b = edge(1.0)  # P(S >= b) <= tau
     a = -edge(-1.0)  # P(S <= a) <= tau
@@ -459,6 +493,33 @@ def _part_log_spectrum(
     return out
 
 
+def _fft_length(width: int) -> int:
+    """The FFT length for a window of ``width`` cells, or a ValueError beyond :data:`MAX_FFT_LENGTH`."""
+    n = int(sp_fft.next_fast_len(width, real=True))
+    if n > MAX_FFT_LENGTH:
+        raise ValueError(
+            f"the composition needs an FFT of {n} points (at most {MAX_FFT_LENGTH}): "
+            "choose a coarser value_discretization or a larger relative_width"
+        )
+    return n
+
+
+def _fold(pmf: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """A part wider than the FFT is folded modulo ``n`` (the circular convolution is taken mod n anyway)."""
+    return pmf if pmf.size <= n else np.asarray(np.bincount(np.arange(pmf.size) % n, weights=pmf), np.float64)
+
+
+def _accurate_log_y(
+    t: _PartTransform, n: int, j: NDArray[np.intp], rest: NDArray[np.complex128]
+) -> NDArray[np.complex128]:
+    """:func:`_part_log_spectrum` at the frequencies ``j``, its rest's transform chosen as :func:`_compose` says."""
+    accurate: NDArray[np.complex128] | None = rest
+    if t.rest_hat is None and t.rest_mass > _REST_BOUND:  # heavy: not from the zoom (_WHOLE_WORK)
+        whole = j.size * np.count_nonzero(t.pmf) <= _WHOLE_WORK
+        accurate = None if whole else np.asarray(sp_fft.rfft(_rest(t), n)[j])
+    return _part_log_spectrum(t, n, j, accurate)
+
+
 def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _Composed:
     r"""The law of the sum of ``k_j`` copies of each part on the window ``[a, b]``, as the spectrum of its FFT.
 
@@ -475,16 +536,8 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
     module docstring discusses.
     """
     a, b = _window(parts, tau, h)
-    n = sp_fft.next_fast_len(b - a + 1, real=True)
-    if n > MAX_FFT_LENGTH:
-        raise ValueError(
-            f"the composition needs an FFT of {n} points (at most {MAX_FFT_LENGTH}): "
-            "choose a coarser value_discretization or a larger relative_width"
-        )
-    folded = [  # a part wider than the window is folded (the circular convolution is taken mod n anyway)
-        d.pmf if d.pmf.size <= n else np.asarray(np.bincount(np.arange(d.pmf.size) % n, weights=d.pmf), np.float64)
-        for d, _ in parts
-    ]
+    n = _fft_length(b - a + 1)
+    folded = [_fold(d.pmf, n) for d, _ in parts]
     offset = sum(k * d.start for d, k in parts)
     shift = sum(k * d.shift for d, k in parts)
     window = (n, a, b - a + 1, offset + a, shift)
@@ -508,11 +561,7 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
             log_s = np.zeros(candidates.size, dtype=complex)
             turns = np.zeros(candidates.size, dtype=np.int64)
             for t, r, (_, k) in zip(transforms, rests, parts, strict=True):
-                accurate: NDArray[np.complex128] | None = r
-                if t.rest_hat is None and t.rest_mass > _REST_BOUND:  # heavy: not from the zoom (_WHOLE_WORK)
-                    whole = candidates.size * np.count_nonzero(t.pmf) <= _WHOLE_WORK
-                    accurate = None if whole else np.asarray(sp_fft.rfft(_rest(t), n)[candidates])
-                log_s += k * _part_log_spectrum(t, n, candidates, accurate)
+                log_s += k * _accurate_log_y(t, n, candidates, r)
                 rotation = (candidates.astype(np.int64) * t.centre) % (_DIVISIONS * n)
                 turns = (turns + _mulmod(k, rotation, _DIVISIONS * n)) % (_DIVISIONS * n)
             keep = log_s.real >= floor
@@ -522,6 +571,65 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
         spectrum *= _power(sp_fft.rfft(f, n), k)
     kept = np.flatnonzero(spectrum)
     return _Composed(kept, spectrum[kept], np.zeros(kept.size, np.int64), *window)
+
+
+def _compose_run(d: _Discrete, counts: Sequence[int], tau: float, h: float) -> dict[int, _Composed]:
+    r"""``_compose([(d, k)], tau, h)`` for every ``k`` of ``counts``, sharing the work that does not depend on k.
+
+    Epsilon over a run (:func:`dpcore.epsilon_over_run`) composes one law at many counts. Each count keeps
+    its own Chernoff window (:func:`_window`, the part's exponents shared through one :class:`_MgfTable`),
+    but all share one FFT length, that of the widest window (a longer circle only moves the aliasing
+    further out), and one :func:`_part_transform`, split for the largest count (its rest's norm is small
+    enough for every smaller count). The frequencies whose modulus can reach ``1e-30`` at the smallest
+    count hold those of every larger one (``|z|^k`` falls with ``k``), so the accurate logarithms
+    :math:`\log y_j` (:func:`_part_log_spectrum`) are computed once, at the first count that takes the
+    accurate path, and each count then keeps its own frequencies and takes :math:`\exp(k \log y_j)`
+    with its rotation reduced exactly, as :func:`_compose` does; a count that :func:`_compose` would
+    send to the full spectrum raises one shared FFT to its power. The certificate is :func:`_compose`'s.
+    """
+    ks = sorted({int(k) for k in counts})
+    table = _MgfTable(d.pmf, h)
+    windows = {k: _window([(d, k)], tau, h, [table]) for k in ks}
+    n = _fft_length(max(b - a + 1 for a, b in windows.values()))
+    f = _fold(d.pmf, n)
+    t = _part_transform(f, n, ks[-1])
+    floor, period = math.log(_NEGLIGIBLE_POWER), _DIVISIONS * n
+    pool = t.candidates(n, math.exp(floor / ks[0]))
+    pool_bound = np.log(t.bound(n, pool))
+    # the accurate path's work, at the first count that takes it: frequencies, their bound per count
+    # (from the pool), their modulus bound per count, log y and rotation
+    shared: (
+        tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.complex128], NDArray[np.int64]]
+        | None
+    ) = None
+    spectrum: NDArray[np.complex128] | None = None
+    out: dict[int, _Composed] = {}
+    for k in ks:
+        a, b = windows[k]
+        window = (n, a, b - a + 1, k * d.start + a, k * d.shift)
+        inside = k * pool_bound >= floor
+        candidates = pool[inside]
+        if _ACCURATE_RATIO * candidates.size <= n:
+            if shared is None and candidates.size * t.cells().size <= _DIRECT_WORK:
+                rest = _rest_transform(t, n, candidates)
+                log_modulus = np.log(_approximate_modulus(t, n, candidates, rest))
+                rotation = (candidates.astype(np.int64) * t.centre) % period
+                log_y = _accurate_log_y(t, n, candidates, rest)
+                shared = (candidates, pool_bound[inside], log_modulus, log_y, rotation)
+            if shared is not None:  # its frequencies hold this count's candidates: those within the bound
+                j, bound, log_modulus, log_y, rotation = shared
+                keep = (k * bound >= floor) & (k * log_modulus >= floor)
+                if np.count_nonzero(keep) * t.cells().size <= _DIRECT_WORK:
+                    log_s, turns = k * log_y[keep], _mulmod(k, rotation[keep], period)
+                    big = log_s.real >= floor
+                    out[k] = _Composed(j[keep][big], np.exp(log_s[big]), turns[big], *window)
+                    continue
+        if spectrum is None:
+            spectrum = np.asarray(sp_fft.rfft(f, n))
+        powered = _power(spectrum, k)
+        kept = np.flatnonzero(powered)
+        out[k] = _Composed(kept, powered[kept], np.zeros(kept.size, np.int64), *window)
+    return out
 
 
 def _composed_profile(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> tuple[_Profile, int]:
@@ -534,8 +642,13 @@ def _composed_profile(parts: Sequence[tuple[_Discrete, int]], tau: float, h: flo
     (with their rounding noise, of either sign) and :func:`_profile` their profile.
     """
     c = _compose(parts, tau, h)
+    return _profile_of(c, h), c.n
+
+
+def _profile_of(c: _Composed, h: float) -> _Profile:
+    """The profile of a composed law: from its kept frequencies, or from one inverse FFT (:func:`_composed_profile`)."""
     if _SPECTRAL_RATIO * c.kept.size <= c.n:
-        return _spectral_profile(c, h), c.n
+        return _spectral_profile(c, h)
     spectrum = np.zeros(c.n // 2 + 1, dtype=complex)
     spectrum[c.kept] = c.values * _turn((-c.turns) % (_DIVISIONS * c.n), _DIVISIONS * c.n)
     circ = sp_fft.irfft(spectrum, c.n)
@@ -544,7 +657,7 @@ def _composed_profile(parts: Sequence[tuple[_Discrete, int]], tau: float, h: flo
     if window.size < c.size:  # the window wraps around the end of the circle
         window = np.concatenate((window, circ[: c.size - window.size]))
     values = np.asarray(h * (c.first + np.arange(c.size)) + c.shift, dtype=np.float64)
-    return _profile(values, window), c.n  # the rounding noise unclipped (see _profile)
+    return _profile(values, window)  # the rounding noise unclipped (see _profile)
 
 
 def _turn(r: NDArray[np.int64], n: int) -> NDArray[np.complex128]:
@@ -628,30 +741,63 @@ class _SpectralProfile:
         mass, weighted = self.sums(i)
         return max(0.0, mass - math.exp(eps - self.value(i)) * weighted)
 
-    def inverse(self, target: float, lo: float, hi: float) -> float | None:
-        """Smallest ``eps`` in ``[lo, hi]`` with ``delta(eps) <= target``: the cell by bisection on the lattice,
-        then the closed form inside it, nudged up until it holds; ``None`` to leave it to :func:`_inverse`."""
-        if self(lo) <= target:
+    def inverse(self, target: float, lo: float, hi: float, guess: float | None = None) -> float | None:
+        """Smallest ``eps`` in ``[lo, hi]`` with ``delta(eps) <= target``: the cell by a safeguarded search on
+        the lattice, then the closed form inside it, nudged up until it holds; ``None`` to leave it to
+        :func:`_inverse`.
+
+        The search keeps ``delta(value(a)) > target >= delta(value(b))`` and guesses the next cell by linear
+        interpolation of ``log delta`` (regula falsi with the Illinois rule; ``log delta`` is nearly linear
+        in the tails: a few evaluations instead of a bisection's ~17 over a window of 10^5 cells); after two
+        guesses in a row that do not halve the bracket, one bisection step. Only the guesses are
+        interpolated: the cell found is the one a bisection finds (delta is non-increasing in eps). A
+        ``guess`` (epsilon over a run: extrapolated from the checkpoints before) is probed first, then cells
+        2, 4, 8, ... away from it until the two sides bracket the target.
+        """
+        d_lo = self(lo)
+        if d_lo <= target:
             return lo
-        a, b = self.first_above(lo) - 1, self.first_above(hi)  # delta(value(a)) > target (a >= -1)
-        if b >= self.c.size or self(self.value(b)) > target:
-            b = self.c.size - 1
+        a, b = self.first_above(lo) - 1, self.first_above(hi)  # delta(value(a)) >= delta(lo) > target (a >= -1)
+        d_a, d_b = d_lo, 0.0
+        if b < self.c.size:
+            d_b = self(self.value(b))
+        if b >= self.c.size or d_b > target:
+            b, d_b = self.c.size - 1, 0.0  # beyond the last cell's value delta is 0
             if not self.value(b) <= hi:
                 return None
+        if guess is not None and lo < guess < hi:  # probe the guess, then step away from it until bracketed
+            g, step, sides = min(max(self.first_above(guess) - 1, a + 1), b - 1), 2, 0
+            while a < g < b and sides != 3:
+                d_g = self(self.value(g))
+                if d_g <= target:
+                    b, d_b, g, sides = g, d_g, g - step, sides | 1
+                else:
+                    a, d_a, g, sides = g, d_g, g + step, sides | 2
+                step *= 2
+        f_a = math.log(d_a / target)  # > 0
+        f_b = math.log(d_b / target) if d_b > 0.0 else -math.inf  # <= 0
+        side, slow = 0, 0
         while b - a > 1:  # delta(value(a)) > target >= delta(value(b))
             mid = (a + b) // 2
-            if self(self.value(mid)) <= target:
-                b = mid
+            if slow < 2 and math.isfinite(f_b):  # regula falsi in log delta (Illinois), bisection as a safeguard
+                mid = min(max(a + round(f_a / (f_a - f_b) * (b - a)), a + 1), b - 1)
+            width = b - a
+            d_mid = self(self.value(mid))
+            if d_mid <= target:
+                b, f_b = mid, (math.log(d_mid / target) if d_mid > 0.0 else -math.inf)
+                f_a, side = (f_a / 2 if side == 1 else f_a), 1
             else:
-                a = mid
+                a, f_a = mid, math.log(d_mid / target)
+                f_b, side = (f_b / 2 if side == -1 else f_b), -1
+            slow = slow + 1 if 2 * (b - a) > width and slow < 2 else 0
         mass, weighted = self.sums(b)  # on (value(b - 1), value(b)]: delta = mass - e^{eps - value(b)} weighted
         left, right = max(self.value(b - 1), lo), self.value(b)
         eps = right + math.log((mass - target) / weighted) if mass > target and weighted > 0.0 else right
         eps = min(max(eps, left), right)
-        step = 4e-16 * max(1.0, abs(eps))
+        nudge = 4e-16 * max(1.0, abs(eps))
         while self(eps) > target and eps < right:
-            eps = min(eps + step, right)
-            step *= 2.0
+            eps = min(eps + nudge, right)
+            nudge *= 2.0
         return eps
 
 
