@@ -61,6 +61,16 @@ query's. The discretisation error grows with ``k``; a checkpoint whose bracket c
 ``refined``). At ``K`` itself the accountant's answer is used. Mechanisms answered in closed form
 (Gaussian releases; Laplace releases within the exact composition's range) are answered checkpoint by
 checkpoint in closed form.
+
+What the checkpoints share, so that 100 of them cost a few single queries rather than 100
+(:func:`dpcore.pld_spectral._compose_run`): one FFT length (the widest checkpoint window's; a longer circle
+only moves the aliasing further out), one split of each law into core and rest (made for ``K``, the most
+demanding count), and the accurate logarithms of the transform at the frequencies the smallest checkpoint
+keeps (they hold every larger checkpoint's). Each checkpoint keeps its own Chernoff window and its own
+frequencies, so the certificate is the single composition's. The searches for the epsilons start where
+the checkpoints before point (an extrapolation, which moves only where the search looks first), and a
+direction whose delta at the largest epsilon found so far is within its target is not searched (its epsilon
+is at most that one: delta is non-increasing in epsilon).
 """
 
 from __future__ import annotations
@@ -78,8 +88,8 @@ from .gaussian import analytic_gaussian_sigma
 from .mechanisms import GaussianMechanism, LaplaceMechanism, Mechanism, SubsampledGaussianMechanism
 from .pld import _FLOAT_SLACK, EPSILON_FLOOR, MIN_DELTA, PldAccountant, PldBracket, _consistent, _inverse
 from .pld_grid import _connect_dots, _optimistic_dots
-from .pld_losses import HasPrivacyLoss
-from .pld_spectral import _composed_profile
+from .pld_losses import HasPrivacyLoss, _Profile
+from .pld_spectral import _compose_run, _profile_of
 
 __all__ = [
     "ComposedCalibration",
@@ -535,7 +545,7 @@ def epsilon_over_run(
 
     One accountant query at the largest checkpoint picks the grid; every direction's loss is discretised once
     on it (connect-the-dots and its optimistic twin) and composed ``k`` times for each checkpoint ``k``: the
-    same certified bracket as a separate query on that grid (module docstring). A checkpoint whose bracket is
+    same certificate as a separate query on that grid (module docstring). A checkpoint whose bracket is
     wider than ``relative_width`` (relative to its lower end, or to 0.1 below it, as the accountant's) is
     queried on its own. Closed forms (Gaussian releases, Laplace releases within the exact composition's range)
     are used where the accountant would.
@@ -588,20 +598,55 @@ def epsilon_over_run(
         eta = 1e-3 * PldAccountant().eta_fraction * d  # the accountant's connect-the-dots and twin mass (_dots_eta)
         laws = _direction_laws(mechanism.privacy_losses(), h, eta / (4.0 * top))  # type: ignore[attr-defined]
         tau_fft = eta / 8.0
-    for k in unique[:-1]:
-        if laws is None:  # a closed form, or a loss without a twin: the accountant, checkpoint by checkpoint
+    rest = unique[:-1]
+    if laws is None:  # a closed form, or a loss without a twin: the accountant, checkpoint by checkpoint
+        for k in rest:
             br = query(k)
             answers[k] = (br.lower, br.upper, br.method)
-            continue
-        lowers, uppers, cap = [], [], 0.0
-        for (dots, infinite), (twin, rounding), sup in laws:
-            profile, _ = _composed_profile([(dots, k)], tau_fft, h)
+        rest = []
+    # each direction's law and its twin composed at every checkpoint, sharing the work across the counts
+    runs = (
+        [
+            (_compose_run(dots, rest, tau_fft, h), _compose_run(twin, rest, tau_fft, h))
+            for (dots, _), (twin, _), _ in laws or []
+        ]
+        if rest
+        else []
+    )
+    seen: dict[tuple[int, int], list[tuple[int, float]]] = {}  # (direction, end) -> (count, epsilon) found
+
+    def guess(key: tuple[int, int], k: int) -> float | None:
+        """Where to look first: the last two answers of this direction and end, extrapolated to ``k``."""
+        past = seen.get(key, [])
+        if len(past) < 2:
+            return past[-1][1] if past else None
+        (k1, e1), (k2, e2) = past[-2:]
+        return e2 + (e2 - e1) * (k - k2) / (k2 - k1)
+
+    def largest_root(profiles: list[tuple[_Profile, float]], end: int, k: int) -> float:
+        """max over directions of the smallest eps with delta <= target (profile, target per direction).
+
+        A direction whose delta at the largest root so far is already within its target has its root at or
+        below it (delta is non-increasing): one evaluation instead of a search.
+        """
+        best = -math.inf
+        for i, (profile, target) in enumerate(profiles):
+            if math.isfinite(best) and profile(best) <= target:
+                continue
+            best = _inverse(profile, target, -1e4, 1e4, guess((i, end), k))
+            seen.setdefault((i, end), []).append((k, best))
+        return best
+
+    for k in rest:
+        above, below, cap = [], [], 0.0
+        for ((_, infinite), (_, rounding), sup), (dots_run, twin_run) in zip(laws or [], runs, strict=True):
             mass = -math.expm1(k * math.log1p(-infinite)) + 2.0 * tau_fft + _FLOAT_SLACK
-            uppers.append(_inverse(profile, d - mass, -1e4, 1e4))
-            below, _ = _composed_profile([(twin, k)], tau_fft, h)
-            root = _inverse(below, d + 2.0 * tau_fft + k * rounding + _FLOAT_SLACK, -1e4, 1e4)
-            lowers.append(root - 2e-13 * max(1.0, abs(root)))
+            above.append((_profile_of(dots_run[k], h), d - mass))
+            below.append((_profile_of(twin_run[k], h), d + 2.0 * tau_fft + k * rounding + _FLOAT_SLACK))
             cap = max(cap, k * sup)
+        uppers = [largest_root(above, 0, k)]
+        root = largest_root(below, 1, k)
+        lowers = [root - 2e-13 * max(1.0, abs(root))]
         lower, upper = _consistent(min(max(max(lowers), 0.0), cap), min(max(max(uppers), 0.0), cap))
         if upper - lower > width * max(lower, EPSILON_FLOOR) and upper > 0.0:
             br = query(k)  # the shared grid is too coarse here: this checkpoint's own refinement

@@ -171,6 +171,59 @@ def test_checkpoints_agree_with_separate_queries_to_the_bracket() -> None:
     assert run.epsilon[steps.index(14062)] == pytest.approx(2.3816, abs=2e-4)
 
 
+def _rr_delta(eps: float, e0: float, k: int) -> mpmath.mpf:
+    """Exact delta of k randomized responses at eps: the binomial sum over the number of flipped answers."""
+    with mpmath.workdps(50):
+        e0m, em = mpmath.mpf(e0), mpmath.mpf(eps)
+        p = mpmath.exp(e0m) / (1 + mpmath.exp(e0m))
+        total = mpmath.mpf(0)
+        for i in range(k + 1):
+            loss = (k - 2 * i) * e0m
+            if loss > em:
+                total += mpmath.binomial(k, i) * p ** (k - i) * (1 - p) ** i * (1 - mpmath.exp(em - loss))
+        return total
+
+
+@pytest.mark.parametrize(("e0", "steps", "delta"), [(0.2, [300, 1, 7, 30, 70, 150], 1e-6), (1.3, [2, 9, 40], 1e-9)])
+def test_shared_grid_checkpoints_hold_against_binomial_sums(e0: float, steps: list[int], delta: float) -> None:
+    """Every checkpoint but the last takes the shared grid (one FFT length, one transform, searches started
+    from the checkpoints before): its bracket must hold the exact epsilon, i.e. the exact delta is at most
+    delta at the upper end and at least delta at the lower end."""
+    run = dpcore.epsilon_over_run(dpcore.RandomizedResponse(e0), steps, delta)
+    assert run.method.count("pld-shared") == len(steps) - 1
+    for k, lo, hi in zip(steps, run.epsilon_lower.tolist(), run.epsilon.tolist(), strict=True):
+        assert _rr_delta(hi, e0, k) <= delta * (1 + 1e-9), (k, hi)
+        assert lo == 0.0 or _rr_delta(lo, e0, k) >= delta * (1 - 1e-9), (k, lo)
+        assert hi - lo <= 1e-3 * max(lo, 0.1) * (1 + 1e-9)
+
+
+class _Reordered:
+    """A mechanism whose directions are listed add first: the run must not depend on their order."""
+
+    def __init__(self, mechanism: dpcore.SubsampledGaussianMechanism) -> None:
+        self.mechanism = mechanism
+
+    def privacy_losses(self) -> list[object]:
+        return list(reversed(self.mechanism.privacy_losses()))
+
+    def rdp(self, orders: object) -> object:
+        return self.mechanism.rdp(orders)
+
+
+def test_checkpoints_take_the_largest_direction_whatever_their_order() -> None:
+    """The remove direction dominates here; listed second, its epsilon must still be the one reported (a run
+    that took the first direction's root for every direction would report the add direction's, far below)."""
+    sgd = dpcore.SubsampledGaussianMechanism(sigma=1.0, sampling_rate=0.5)
+    steps = [1, 3, 10, 30]
+    plain = dpcore.epsilon_over_run(sgd, steps, 1e-6)
+    swapped = dpcore.epsilon_over_run(_Reordered(sgd), steps, 1e-6)  # type: ignore[arg-type]
+    assert swapped.method[:3] == ("pld-shared",) * 3
+    np.testing.assert_allclose(swapped.epsilon, plain.epsilon, rtol=1e-12)
+    np.testing.assert_allclose(swapped.epsilon_lower, plain.epsilon_lower, rtol=1e-12)
+    for k, lo, hi in zip(steps, swapped.epsilon_lower, swapped.epsilon, strict=True):
+        assert _overlap((lo, hi), dpcore.PldAccountant().compose(sgd, k).epsilon_bracket(1e-6))
+
+
 def test_checkpoints_of_closed_forms_are_the_closed_forms() -> None:
     g = dpcore.GaussianMechanism(2.0)
     run = dpcore.epsilon_over_run(g, [1, 10, 100], 1e-5)

@@ -8,8 +8,10 @@
   Laplace releases (the mpmath mixture).
 * ``epsilon_over_run``: at each checkpoint ``k`` the true delta at the reported epsilon is at most delta, at the
   lower end at least delta (the true epsilon lies in the bracket), the width as documented (the accountant's
-  ``relative_width * max(lower, 0.1)``). References: ``k`` randomized responses (exact binomial sums) and
-  ``k`` Gaussian releases.
+  ``relative_width * max(lower, 0.1)``). References: ``k`` randomized responses (exact binomial sums),
+  ``k`` Gaussian releases, and one subsampled-Gaussian step (closed-form normal tails) as the first
+  checkpoint of a longer run: randomized response and the subsampled Gaussian take the shared-grid path
+  (one discretisation composed at every checkpoint), the second with a continuous loss.
 """
 
 from __future__ import annotations
@@ -105,37 +107,54 @@ def _checkpoints(draw: st.DrawFn, top: int) -> list[int]:
 
 
 def test_epsilon_over_run() -> None:
-    """Checkpoints of k randomized responses (binomial sums) and k Gaussian releases (closed form)."""
+    """Checkpoints of k randomized responses (binomial sums), k Gaussian releases (closed form), and a
+    subsampled-Gaussian run whose first checkpoint is one step (closed-form tails)."""
     sink: list[str] = []
-    family = "epsilon_over_run (randomized response, Gaussian)"
+    family = "epsilon_over_run (randomized response, Gaussian, subsampled Gaussian at step 1)"
     domain = (
         "randomized response epsilon0 in [0.01, 2], checkpoints 1..min(300, 60/epsilon0); Gaussian sigma in "
-        "[0.5, 20], checkpoints 1..min(1000, 40 sigma^2); delta in [1e-10, 0.5]; relative_width 1e-3"
+        "[0.5, 20], checkpoints 1..min(1000, 40 sigma^2); subsampled Gaussian sigma in [0.5, 20], q in [1e-4, 1], "
+        "checkpoints 1 and up to 5 in 2..1000 (step 1 checked); delta in [1e-10, 0.5]; relative_width 1e-3"
     )
 
     @st.composite
-    def setting(draw: st.DrawFn) -> tuple[str, float, list[int]]:
-        if draw(st.booleans()):
+    def setting(draw: st.DrawFn) -> tuple[str, tuple[float, float], list[int]]:
+        kind = draw(st.sampled_from(("rr", "gaussian", "sgd")))
+        if kind == "rr":
             e0 = draw(spread(0.01, 2.0, corners=(1.0,)))
-            return "rr", e0, draw(_checkpoints(max(1, min(300, int(60 / e0)))))
+            return "rr", (e0, 0.0), draw(_checkpoints(max(1, min(300, int(60 / e0)))))
         sigma = draw(spread(0.5, 20.0, corners=(1.0,)))
-        return "gaussian", sigma, draw(_checkpoints(max(1, min(1000, int(40 * sigma * sigma)))))
+        if kind == "gaussian":
+            return "gaussian", (sigma, 0.0), draw(_checkpoints(max(1, min(1000, int(40 * sigma * sigma)))))
+        q = draw(spread(1e-4, 1.0, corners=(0.01,)))
+        return "sgd", (sigma, q), [1, *draw(st.lists(st.integers(2, 1000), min_size=1, max_size=5))]
 
     @oracle_settings(0.5)
     @given(setting(), DELTA)
-    def run(s: tuple[str, float, list[int]], delta: float) -> None:
-        kind, p, steps = s
-        inputs = f"{kind} {p!r}, steps={steps}, delta={delta!r}"
+    def run(s: tuple[str, tuple[float, float], list[int]], delta: float) -> None:
+        kind, (p, q), steps = s
+        inputs = f"{kind} {p!r}{f', q={q!r}' if q else ''}, steps={steps}, delta={delta!r}"
         with example(family, domain, inputs, sink) as ex:
-            mech = dpcore.RandomizedResponse(p) if kind == "rr" else dpcore.GaussianMechanism(p)
+            mech: dpcore.Mechanism = (
+                dpcore.RandomizedResponse(p)
+                if kind == "rr"
+                else dpcore.GaussianMechanism(p)
+                if kind == "gaussian"
+                else dpcore.SubsampledGaussianMechanism(p, q)
+            )
             run_ = ex.call(("steps", "delta", "relative_width"), lambda: dpcore.epsilon_over_run(mech, steps, delta))
             for k, hi, lo in zip(steps, run_.epsilon.tolist(), run_.epsilon_lower.tolist(), strict=True):
 
                 def profile(e: float, k: int = k) -> mpf:
+                    if kind == "sgd":
+                        return ref.sg_delta(e, p, q)  # only checkpoint 1 is compared
                     return ref.rr_delta(e, p, k) if kind == "rr" else ref.gaussian_delta(e, p, _sqrt_k(k, 1.0))
 
                 if not (math.isfinite(hi) and 0.0 <= lo <= hi):
                     ex.fail(f"checkpoint {k}: bracket ({lo!r}, {hi!r}) is not an ordered finite bracket")
+                    continue
+                if kind == "sgd" and k != 1:
+                    ex.width(f"checkpoint {k}", lo, hi, 1e-3 * max(lo, dpcore.pld.EPSILON_FLOOR))
                     continue
                 ex.at_most(f"true delta at checkpoint {k}'s epsilon", profile(hi), delta)
                 if lo > 0.0:
