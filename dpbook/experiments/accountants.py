@@ -235,15 +235,36 @@ def _autodp(row: dict[str, Any]) -> float:
         return float(transformer_zoo.Composition()([m], [row["count"]]).get_approxDP(row["delta"]))
 
 
-def peers_checked(path: str | Path, *, bounds: Sequence[str], tight: str, slack: float = 1e-9) -> PeersChecked:
+def _prv(row: dict[str, Any], eps_error: float) -> tuple[float, float, float]:
+    """prv_accountant's (lower, estimate, upper) for one row, as benchmarks/bench_peers_checked.py asks it."""
+    import prv_accountant as pa
+
+    if row["kind"] == "sgd":
+        prv = pa.PoissonSubsampledGaussianMechanism(noise_multiplier=row["sigma"], sampling_probability=row["q"])
+    elif row["kind"] == "gauss":
+        prv = pa.GaussianMechanism(noise_multiplier=row["sigma"])
+    else:
+        prv = pa.LaplaceMechanism(mu=1.0 / row["b"])
+    acc = pa.PRVAccountant(
+        prvs=[prv], eps_error=eps_error, delta_error=row["delta"] * 1e-3, max_self_compositions=[row["count"]]
+    )
+    lower, estimate, upper = acc.compute_epsilon(row["delta"], [row["count"]])
+    return float(lower), float(estimate), float(upper)
+
+
+def peers_checked(
+    path: str | Path, *, bounds: Sequence[str], tight: str, slack: float = 1e-9, prv_seconds: float = 0.2
+) -> PeersChecked:
     r"""Each peer's epsilon on the benchmark's grid against dpcore's certified bracket computed here.
 
     ``path`` is ``benchmarks/results/peers_checked.json`` (written by
     ``benchmarks/bench_peers_checked.py`` in the pinned peer venv). For every row
     the bracket :math:`[\ell, u]` of ``PldAccountant().epsilon_bracket(delta)``
-    is computed here; autodp (installed beside the book) is re-run here too.
-    Evidence (deterministic): autodp's answers here equal the committed ones
-    (rtol 1e-9: the file is what the pinned peers print); every peer named in
+    is computed here; autodp is re-run here on every row and prv_accountant on the
+    rows it answered in under ``prv_seconds`` in the benchmark (both are pinned
+    beside the book; dp_accounting cannot be). Evidence (deterministic): their
+    answers here equal the committed ones (relative 1e-9: the file is what the
+    pinned peers print); every peer named in
     ``bounds`` (an accountant that reports an upper bound) is at least
     :math:`\ell\,(1 - \mathrm{slack})` at every row where it answered (no
     under-report; ``slack`` absorbs floating point where both are exact); PRV's point
@@ -254,7 +275,7 @@ def peers_checked(path: str | Path, *, bounds: Sequence[str], tight: str, slack:
     """
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     rows = data["rows"]
-    lower, upper, live, committed = [], [], [], []
+    lower, upper, live, committed, prv_live, prv_committed = [], [], [], [], [], []
     for row in rows:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -265,6 +286,12 @@ def peers_checked(path: str | Path, *, bounds: Sequence[str], tight: str, slack:
         if "eps" in rec:
             live.append(_autodp(row))
             committed.append(rec["eps"])
+        rec = row["peers"]["prv"]
+        if "eps" in rec and rec["time"] < prv_seconds:
+            prv_live.append(_prv(row, float(data["settings"]["prv_eps_error"])))
+            prv_committed.append((rec["lower"], rec["eps"], rec["upper"]))
+    if prv_seconds > 0 and not prv_live:
+        raise ValueError(f"no PRV row of {path} ran in under {prv_seconds} s: nothing to re-run")
     lo_a, hi_a = np.array(lower), np.array(upper)
     values = {
         name: np.array([row["peers"][tool].get(key, np.nan) for row in rows], dtype=float)
@@ -284,6 +311,15 @@ def peers_checked(path: str | Path, *, bounds: Sequence[str], tight: str, slack:
             1e-9,
         )
     ]
+    if prv_live:
+        ev.append(
+            Compare(
+                f"PRV (lower, estimate, upper) here vs committed on {len(prv_live)} rows: max relative difference",
+                float(np.max(np.abs(np.array(prv_live) / np.array(prv_committed) - 1.0))),
+                "<=",
+                1e-9,
+            )
+        )
     ev += [
         Compare(f"{name}: min over rows (value / lower end - 1)", worst(name, lo_a), ">=", -slack) for name in bounds
     ]
