@@ -88,14 +88,15 @@ class TimingResult:
         return float(stats.mannwhitneyu(hi, lo).statistic) / (hi.size * lo.size)
 
     def buckets(self) -> list[tuple[str, int, float]]:
-        """``(|noise| range, count, median cost)`` per bucket of :data:`_BUCKETS` (non-empty ones)."""
+        """``(|noise| range, count, median time or mean words)`` per bucket of :data:`_BUCKETS` (non-empty ones)."""
         out = []
         a = np.abs(self.noise)
         for lo, hi in _BUCKETS:
             sel = (a >= lo) & (a <= hi)
             if sel.any():
                 label = f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">= {lo}")
-                out.append((label, int(sel.sum()), float(np.median(self.cost[sel]))))
+                centre = np.median if self.unit == "ns" else np.mean  # times have outliers; words do not
+                out.append((label, int(sel.sum()), float(centre(self.cost[sel]))))
         return out
 
 
@@ -153,8 +154,8 @@ def count_words(kind: str, parameter: int, n: int, seed: int = 0, limit: int = 1
 
 def timing_table(results: Sequence[TimingResult]) -> str:
     """Markdown: sampler, draws, Spearman's rho of the noise's magnitude and the cost, its p-value, the AUC
-    of the cost between magnitudes >= 3 and 0 (:meth:`TimingResult.auc`), and the median cost by magnitude
-    (number of draws in brackets)."""
+    of the cost between magnitudes >= 3 and 0 (:meth:`TimingResult.auc`), and by magnitude the median
+    time (ns) or the mean number of words (number of draws in brackets)."""
     labels = [f"{lo}" if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">= {lo}") for lo, hi in _BUCKETS]
     head = (
         "| sampler | draws | Spearman rho | p-value | AUC, >= 3 vs 0 | "
@@ -165,7 +166,7 @@ def timing_table(results: Sequence[TimingResult]) -> str:
     for r in results:
         med = {b: (c, m) for b, c, m in r.buckets()}
         cells = [
-            (f"{med[b][1]:,.0f} ({med[b][0]})" if r.unit == "ns" else f"{med[b][1]:g} ({med[b][0]})")
+            (f"{med[b][1]:,.0f} ({med[b][0]})" if r.unit == "ns" else f"{med[b][1]:.3f} ({med[b][0]})")
             if b in med else "·"
             for b in labels
         ]  # fmt: skip
@@ -261,19 +262,20 @@ def timing_attack(
 
 
 def plot_timing(results: Sequence[TimingResult]) -> Any:
-    """Median cost per |noise| (up to 20), one panel per unit, one line per sampler."""
+    """Median time (left) and mean words (right) per |noise| up to 20, one line per sampler."""
     import matplotlib.pyplot as plt
 
-    units = sorted({r.unit for r in results}, reverse=True)
+    units = [u for u in ("ns", "words") if any(r.unit == u for r in results)]
     fig, axes = plt.subplots(1, len(units), figsize=(4.8 * len(units), 3.4), squeeze=False)
     for ax, unit in zip(axes[0], units, strict=True):
         for r in (r for r in results if r.unit == unit):
             a = np.abs(r.noise)
             ks = [k for k in range(21) if np.count_nonzero(a == k) >= 20]
-            ax.plot(ks, [np.median(r.cost[a == k]) / (1e3 if unit == "ns" else 1) for k in ks], "o-", ms=3,
-                    label=r.name)  # fmt: skip
+            ys = [np.median(r.cost[a == k]) / 1e3 if unit == "ns" else np.mean(r.cost[a == k]) for k in ks]
+            ax.plot(ks, ys, "o-", ms=3, label=r.name)
         ax.set_xlabel("|noise drawn|")
-        ax.set_ylabel("median time per call (µs)" if unit == "ns" else "median words per draw")
+        ax.set_ylabel("median time per call (µs)" if unit == "ns" else "mean words per draw")
+        ax.set_ylim(bottom=0)
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
