@@ -221,6 +221,8 @@ def run_tool(python: Path, tool: str, rows: list[dict]) -> tuple[dict, dict]:
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
+    from bench_calibration import dpcore_state
+
     import dpcore
 
     wall0 = time.perf_counter()
@@ -276,7 +278,7 @@ def main() -> None:
         "",
         "Written by `benchmarks/bench_peers_checked.py`. Machine: "
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; load average at the "
-        f"start {load[0]:.2f}. Peers pinned in benchmarks/requirements-accounting.txt: dp_accounting "
+        f"start {load[0]:.2f}; {dpcore_state()}. Peers pinned in benchmarks/requirements-accounting.txt: dp_accounting "
         f"{versions['dpa_rdp']}, autodp {versions['autodp_rdp']}, prv_accountant {versions['prv']}. "
         f"dp_accounting: `RdpAccountant()` (its default orders), `PLDAccountant(value_discretization_interval="
         f"{DPA_PLD_INTERVAL:g})` (its default). autodp: `Composition()` of `GaussianMechanism`, `LaplaceMechanism` "
