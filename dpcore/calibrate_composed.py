@@ -86,7 +86,19 @@ from numpy.typing import NDArray
 from ._validation import check_positive_finite, check_positive_int, check_probability_open
 from .gaussian import analytic_gaussian_sigma
 from .mechanisms import GaussianMechanism, LaplaceMechanism, Mechanism, SubsampledGaussianMechanism
-from .pld import _FLOAT_SLACK, EPSILON_FLOOR, MIN_DELTA, PldAccountant, PldBracket, _consistent, _inverse
+from .pld import (
+    EPSILON_FLOOR,
+    MIN_DELTA,
+    PldAccountant,
+    PldBracket,
+    _below_root,
+    _consistent,
+    _dots_excess,
+    _fft_tau,
+    _inverse,
+    _part_tau,
+    _twin_slack,
+)
 from .pld_grid import _connect_dots, _optimistic_dots
 from .pld_losses import HasPrivacyLoss, _Profile
 from .pld_spectral import _compose_run, _profile_of
@@ -595,9 +607,9 @@ def epsilon_over_run(
     laws = None
     if first.method == "pld" and first.hoeffding_t == 0.0:
         h = first.value_discretization
-        eta = 1e-3 * PldAccountant().eta_fraction * d  # the accountant's connect-the-dots and twin mass (_dots_eta)
-        laws = _direction_laws(mechanism.privacy_losses(), h, eta / (4.0 * top))  # type: ignore[attr-defined]
-        tau_fft = eta / 8.0
+        eta = PldAccountant()._dots_eta(d)  # the accountant's connect-the-dots and twin mass
+        laws = _direction_laws(mechanism.privacy_losses(), h, _part_tau(eta, top))  # type: ignore[attr-defined]
+        tau_fft = _fft_tau(eta)
     rest = unique[:-1]
     if laws is None:  # a closed form, or a loss without a twin: the accountant, checkpoint by checkpoint
         for k in rest:
@@ -640,13 +652,12 @@ def epsilon_over_run(
     for k in rest:
         above, below, cap = [], [], 0.0
         for ((_, infinite), (_, rounding), sup), (dots_run, twin_run) in zip(laws or [], runs, strict=True):
-            mass = -math.expm1(k * math.log1p(-infinite)) + 2.0 * tau_fft + _FLOAT_SLACK
-            above.append((_profile_of(dots_run[k], h), d - mass))
-            below.append((_profile_of(twin_run[k], h), d + 2.0 * tau_fft + k * rounding + _FLOAT_SLACK))
+            above.append((_profile_of(dots_run[k], h), d - _dots_excess([(infinite, k)], tau_fft)))
+            below.append((_profile_of(twin_run[k], h), d + _twin_slack([(rounding, k)], tau_fft)))
             cap = max(cap, k * sup)
         uppers = [largest_root(above, 0, k)]
         root = largest_root(below, 1, k)
-        lowers = [root - 2e-13 * max(1.0, abs(root))]
+        lowers = [_below_root(root)]
         lower, upper = _consistent(min(max(max(lowers), 0.0), cap), min(max(max(uppers), 0.0), cap))
         if upper - lower > width * max(lower, EPSILON_FLOOR) and upper > 0.0:
             br = query(k)  # the shared grid is too coarse here: this checkpoint's own refinement

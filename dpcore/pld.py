@@ -160,6 +160,34 @@ MIN_DELTA = 1e-10
 MAX_EPSILON = 1e15
 
 
+def _fft_tau(eta: float) -> float:
+    """The FFT window's miss probability per side allowed out of ``eta`` (:func:`dpcore.pld_spectral._window`)."""
+    return eta / 8.0
+
+
+def _part_tau(eta: float, total: int) -> float:
+    """Each part's truncation tail out of ``eta`` when ``total`` parts are composed (together at most eta/4)."""
+    return eta / (4.0 * total)
+
+
+def _dots_excess(infinite: Sequence[tuple[float, int]], tau_fft: float) -> float:
+    """What connect-the-dots' composed profile leaves out: the mass at +inf of ``k`` copies of each part
+    (``(mass at +inf, k)`` pairs), twice the FFT window's miss probability, and the floating-point allowance."""
+    log_finite = sum(k * math.log1p(-mass) for mass, k in infinite)
+    return -math.expm1(log_finite) + 2.0 * tau_fft + _FLOAT_SLACK
+
+
+def _twin_slack(rounding: Sequence[tuple[float, int]], tau_fft: float) -> float:
+    """How far the optimistic twins' composed profile may lie above a lower bound: twice the FFT window's miss
+    probability, each part's rounding times its count (``(rounding, k)`` pairs), the floating-point allowance."""
+    return 2.0 * tau_fft + sum(k * r for r, k in rounding) + _FLOAT_SLACK
+
+
+def _below_root(root: float) -> float:
+    """A certified lower end from the twin's root: the root lies within the search's tolerance of it."""
+    return root - 2e-13 * max(1.0, abs(root))
+
+
 def _optimistic_direction(
     parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: float
 ) -> tuple[_Profile, float, int] | None:
@@ -169,8 +197,7 @@ def _optimistic_direction(
     window's miss probability (mass aliased into the window can only raise the computed profile), the
     parts' rounding (:func:`_optimistic_dots`) and the floating-point allowance.
     """
-    total = sum(k for _, k in parts)
-    tau, tau_fft = eta / (4.0 * total), eta / 8.0
+    tau, tau_fft = _part_tau(eta, sum(k for _, k in parts)), _fft_tau(eta)
     twins = []
     for loss, k in parts:
         twin = _optimistic_dots(loss, h, tau)
@@ -178,8 +205,7 @@ def _optimistic_direction(
             return None
         twins.append((twin, k))
     profile, n = _composed_profile([(d, k) for (d, _), k in twins], tau_fft, h)
-    rounding = sum(k * r for (_, r), k in twins)
-    return profile, 2.0 * tau_fft + rounding + _FLOAT_SLACK, n
+    return profile, _twin_slack([(r, k) for (_, r), k in twins], tau_fft), n
 
 
 def _dots_direction(parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: float) -> tuple[_Profile, float]:
@@ -190,12 +216,10 @@ def _dots_direction(parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: flo
     tail, at most ``eta / (4 K)``, plus any infinite loss) and twice the FFT
     window's miss probability (``eta / 8``).
     """
-    total = sum(k for _, k in parts)
-    tau, tau_fft = eta / (4.0 * total), eta / 8.0
+    tau, tau_fft = _part_tau(eta, sum(k for _, k in parts)), _fft_tau(eta)
     dots = [(_connect_dots(loss, h, tau), k) for loss, k in parts]
     profile, _ = _composed_profile([(d, k) for (d, _), k in dots], tau_fft, h)
-    log_finite = sum(k * math.log1p(-infinite) for (_, infinite), k in dots)
-    return profile, -math.expm1(log_finite) + 2.0 * tau_fft + _FLOAT_SLACK
+    return profile, _dots_excess([(infinite, k) for (_, infinite), k in dots], tau_fft)
 
 
 #: Added to the connect-the-dots bound on delta for the floating-point rounding of the FFT and the sums (1e-13
@@ -476,8 +500,8 @@ class PldAccountant:
         out = []
         for parts in self._discretised():
             total = sum(k for _, k in parts)
-            tau = eta_target / (4.0 * total)  # each part's truncation
-            tau_fft = eta_target / 8.0
+            tau = _part_tau(eta_target, total)  # each part's truncation
+            tau_fft = _fft_tau(eta_target)
             eta_h = eta_target / 2.0
             t = h * math.sqrt(total * math.log(2.0 / eta_h) / 2.0)
             matched = [(_discretise(loss, h, tau), k) for loss, k in parts]
@@ -616,7 +640,7 @@ class PldAccountant:
                 return None
             below, slack, n_twin = twin
             root = _inverse(below, delta + slack, -1e4, 1e4)
-            lowers.append(root - 2e-13 * max(1.0, abs(root)))  # the root lies within the bisection's tolerance
+            lowers.append(_below_root(root))
             if with_upper:
                 profile, mass = _dots_direction(parts, h, eta)
                 uppers.append(_inverse(profile, delta - mass, -1e4, 1e4))
