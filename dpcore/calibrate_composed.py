@@ -386,8 +386,8 @@ def calibrate_noise(
     >>> import dpcore
     >>> cal = dpcore.calibrate_noise("subsampled-gaussian", epsilon=3.0, delta=1e-5, count=14062,
     ...                              sampling_rate=256 / 60000)
-    >>> cal.noise, cal.epsilon  # doctest: +SKIP
-    (0.9306..., 2.999...)
+    >>> round(cal.noise, 4), cal.epsilon <= 3.0
+    (0.9685, True)
     """
     family = _family(mechanism)
     eps = check_positive_finite("epsilon", epsilon)
