@@ -37,7 +37,7 @@ import inspect
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -73,6 +73,9 @@ from .rdp import (
     subsampled_gaussian_rdp,
 )
 from .subsampled_gaussian import subsampled_gaussian_delta, subsampled_gaussian_epsilon
+
+if TYPE_CHECKING:
+    from .calibrate_composed import ComposedCalibration
 
 special = lazy_module("scipy.special")
 optimize = lazy_module("scipy.optimize")
@@ -355,6 +358,19 @@ class LaplaceMechanism(RealNoiseMechanism):
         """
         return cls(laplace_scale(sensitivity, epsilon), sensitivity)
 
+    @classmethod
+    def calibrate_composed(
+        cls, *, epsilon: float, delta: float, count: int, sensitivity: float = 1.0, rtol: float = 1e-3
+    ) -> ComposedCalibration:
+        """The smallest scale whose ``count`` releases have a certified epsilon at most ``epsilon`` at ``delta``.
+
+        :func:`dpcore.calibrate_noise` for this class (domains, tolerance and errors as there); the
+        calibrated mechanism is the result's ``mechanism``.
+        """
+        from .calibrate_composed import calibrate_noise
+
+        return calibrate_noise(cls, epsilon=epsilon, delta=delta, count=count, sensitivity=sensitivity, rtol=rtol)
+
     @property
     def pure_epsilon(self) -> float:
         r""":math:`\Delta/b`, the epsilon at :math:`\delta = 0`, rounded *up* to a double (at least 5e-324).
@@ -476,6 +492,19 @@ class GaussianMechanism(RealNoiseMechanism):
             (outside [2.2e-308, 1.8e308]).
         """
         return cls(analytic_gaussian_sigma(sensitivity, epsilon, delta), sensitivity)
+
+    @classmethod
+    def calibrate_composed(
+        cls, *, epsilon: float, delta: float, count: int, sensitivity: float = 1.0, rtol: float = 1e-3
+    ) -> ComposedCalibration:
+        r"""The smallest sigma whose ``count`` releases have a certified epsilon at most ``epsilon`` at ``delta``.
+
+        :func:`dpcore.calibrate_noise` for this class (``count`` Gaussian releases are one of sensitivity
+        :math:`\sqrt{k}\Delta`: the closed form; domains, tolerance and errors as there).
+        """
+        from .calibrate_composed import calibrate_noise
+
+        return calibrate_noise(cls, epsilon=epsilon, delta=delta, count=count, sensitivity=sensitivity, rtol=rtol)
 
     def _noise(self, gen: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.float64]:
         """Gaussian noise of standard deviation ``sigma``."""
@@ -1322,6 +1351,35 @@ class SubsampledGaussianMechanism(RealNoiseMechanism):
         kept = gen.random(shape) < self.sampling_rate
         out = np.where(kept, v, 0.0) + self._noise(gen, shape)
         return float(out) if out.ndim == 0 else out
+
+    @classmethod
+    def calibrate_composed(
+        cls,
+        *,
+        epsilon: float,
+        delta: float,
+        count: int,
+        sampling_rate: float,
+        sensitivity: float = 1.0,
+        rtol: float = 1e-3,
+    ) -> ComposedCalibration:
+        """The smallest noise multiplier whose ``count`` steps (DP-SGD) are certified within ``epsilon``.
+
+        :func:`dpcore.calibrate_noise` for this class: ``count`` Poisson-subsampled Gaussian steps at
+        ``sampling_rate``, the clipping norm ``sensitivity``; the bound assumes Poisson subsampling (not
+        shuffled or fixed-size batches). Domains, tolerance and errors as there.
+        """
+        from .calibrate_composed import calibrate_noise
+
+        return calibrate_noise(
+            cls,
+            epsilon=epsilon,
+            delta=delta,
+            count=count,
+            sampling_rate=sampling_rate,
+            sensitivity=sensitivity,
+            rtol=rtol,
+        )
 
     def privacy_losses(self) -> tuple[PrivacyLoss, PrivacyLoss]:
         """The two directions' privacy losses: the record removed, the record added."""

@@ -254,3 +254,24 @@ def test_epsilon_over_run_refuses_bad_input(steps, delta, width, name) -> None:
         dpcore.epsilon_over_run(dpcore.GaussianMechanism(1.0), steps, delta, relative_width=width)
     with pytest.raises(ValueError, match=r"^mechanism"):
         dpcore.epsilon_over_run(object(), [1], 1e-5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("cls", "extra"),
+    [
+        (dpcore.GaussianMechanism, {}),
+        (dpcore.LaplaceMechanism, {}),
+        (dpcore.SubsampledGaussianMechanism, {"sampling_rate": 0.01}),
+    ],
+)
+def test_the_classes_calibrate_as_calibrate_noise(cls: type, extra: dict[str, float]) -> None:
+    """``Class.calibrate_composed`` is :func:`dpcore.calibrate_noise` for that class: same noise, same
+    certificate, a mechanism of that class; and it refuses what calibrate_noise refuses, naming the parameter."""
+    args = {"epsilon": 2.0, "delta": 1e-6, "count": 50, "sensitivity": 1.5, **extra}
+    by_class = cls.calibrate_composed(**args)
+    by_function = dpcore.calibrate_noise(cls, **args)
+    assert type(by_class.mechanism) is cls
+    assert by_class.noise == by_function.noise and by_class.epsilon == by_function.epsilon
+    assert by_class.epsilon <= 2.0
+    with pytest.raises(ValueError, match=r"^count"):
+        cls.calibrate_composed(**{**args, "count": 0})
