@@ -93,7 +93,7 @@ def test_peers_checked_catches_a_stale_file(tmp_path: Path) -> None:
     data["rows"][0]["peers"]["autodp_rdp"]["eps"] *= 1.01  # not what the pinned autodp prints
     path = tmp_path / "stale.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    res = acx.peers_checked(path, bounds=BOUNDS, tight="autodp RDP", prv_seconds=0.0)  # DP-SGD rows: PRV is slow
+    res = acx.peers_checked(path, bounds=BOUNDS, tight="autodp RDP", prv_max_count=0)  # no PRV re-run
     assert not as_evidence(res.evidence[0]).holds
 
 
@@ -101,6 +101,7 @@ def test_peers_checked_catches_a_stale_file(tmp_path: Path) -> None:
 def test_peers_checked_catches_a_stale_prv_answer(tmp_path: Path) -> None:
     data = json.loads(PEERS_FILE.read_text(encoding="utf-8"))
     rows = copy.deepcopy([r for r in data["rows"] if r["kind"] == "laplace" and r["count"] == 1])
+    rows += copy.deepcopy([r for r in data["rows"] if r["kind"] == "sgd"][:1])
     rows[0]["peers"]["prv"]["upper"] *= 1.001  # not what the pinned prv_accountant prints
     data["rows"] = rows
     path = tmp_path / "stale_prv.json"
@@ -108,5 +109,7 @@ def test_peers_checked_catches_a_stale_prv_answer(tmp_path: Path) -> None:
     res = acx.peers_checked(path, bounds=BOUNDS, tight="autodp RDP")
     prv = [e for e in res.evidence if "PRV (lower, estimate, upper) here" in as_evidence(e).what]
     assert len(prv) == 1 and not as_evidence(prv[0]).holds
+    data["rows"] = rows[-1:]  # the DP-SGD row alone: no PRV row to re-run, refused rather than skipped
+    path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match="nothing to re-run"):
-        acx.peers_checked(path, bounds=BOUNDS, tight="autodp RDP", prv_seconds=1e-9)
+        acx.peers_checked(path, bounds=BOUNDS, tight="autodp RDP")

@@ -253,7 +253,7 @@ def _prv(row: dict[str, Any], eps_error: float) -> tuple[float, float, float]:
 
 
 def peers_checked(
-    path: str | Path, *, bounds: Sequence[str], tight: str, slack: float = 1e-9, prv_seconds: float = 0.2
+    path: str | Path, *, bounds: Sequence[str], tight: str, slack: float = 1e-9, prv_max_count: int = 10
 ) -> PeersChecked:
     r"""Each peer's epsilon on the benchmark's grid against dpcore's certified bracket computed here.
 
@@ -261,8 +261,9 @@ def peers_checked(
     ``benchmarks/bench_peers_checked.py`` in the pinned peer venv). For every row
     the bracket :math:`[\ell, u]` of ``PldAccountant().epsilon_bracket(delta)``
     is computed here; autodp is re-run here on every row and prv_accountant on the
-    rows it answered in under ``prv_seconds`` in the benchmark (both are pinned
-    beside the book; dp_accounting cannot be). Evidence (deterministic): their
+    Gaussian and Laplace rows of at most ``prv_max_count`` releases, which it
+    answers in well under a second (both are pinned beside the book;
+    dp_accounting cannot be). Evidence (deterministic): their
     answers here equal the committed ones (relative 1e-9: the file is what the
     pinned peers print); every peer named in
     ``bounds`` (an accountant that reports an upper bound) is at least
@@ -287,11 +288,11 @@ def peers_checked(
             live.append(_autodp(row))
             committed.append(rec["eps"])
         rec = row["peers"]["prv"]
-        if "eps" in rec and rec["time"] < prv_seconds:
+        if "eps" in rec and row["kind"] != "sgd" and row["count"] <= prv_max_count:
             prv_live.append(_prv(row, float(data["settings"]["prv_eps_error"])))
             prv_committed.append((rec["lower"], rec["eps"], rec["upper"]))
-    if prv_seconds > 0 and not prv_live:
-        raise ValueError(f"no PRV row of {path} ran in under {prv_seconds} s: nothing to re-run")
+    if prv_max_count > 0 and not prv_live:
+        raise ValueError(f"no PRV row of {path} with at most {prv_max_count} releases: nothing to re-run")
     lo_a, hi_a = np.array(lower), np.array(upper)
     values = {
         name: np.array([row["peers"][tool].get(key, np.nan) for row in rows], dtype=float)
