@@ -12,7 +12,8 @@
                             # ValueErrors (--write: benchmarks/results/oracle.md); non-zero exit on a violation
     python3 tasks.py lint   # ruff check, ruff format --check (notebooks at 88 columns), mypy --strict dpcore
     python3 tasks.py bench [NAME ...] [-- ARGS]
-                            # run benchmarks (gaussian rdp audit import calibration accounting samplers; default all):
+                            # run benchmarks (gaussian rdp audit import calibration accounting samplers
+                            #  calibrate-composed library-audit peers-checked; default all):
                             # each writes benchmarks/results/NAME.md; peers live in their own pinned venvs
 
 Each creates ``.venv`` (if missing) and installs the pinned ``requirements.txt``
@@ -443,6 +444,7 @@ BENCHMARKS = {
     "samplers": "bench_samplers.py",  # exact discrete Laplace / Gaussian samplers beside numpy's float Laplace
     "calibrate-composed": "bench_calibration.py",  # DP-SGD / composed calibration, epsilon over a run (issue 31)
     "library-audit": "bench_library_audit.py",  # threshold vs representation audits of DP libraries (issue 30)
+    "peers-checked": "bench_peers_checked.py",  # the peers' accountants against dpcore's certified bracket (issue 31)
 }
 
 

@@ -26,7 +26,9 @@ One module per chapter, named after the chapter's slug:
 :mod:`~dpbook.experiments.auditing`,
 :mod:`~dpbook.experiments.calibration`,
 :mod:`~dpbook.experiments.composition`,
-:mod:`~dpbook.experiments.auditing_libraries`.
+:mod:`~dpbook.experiments.auditing_libraries`; and three that a chapter's section needs apart:
+:mod:`~dpbook.experiments.accountants` (chapter 07: the peers' accountants and epsilon over a run),
+:mod:`~dpbook.experiments.float_sums` and :mod:`~dpbook.experiments.timing_channel` (chapter 08).
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ _MODULES = (
     "calibration",
     "composition",
     "auditing_libraries",
+    "accountants",
+    "float_sums",
+    "timing_channel",
 )
 
 
