@@ -334,6 +334,7 @@ class _ComposedLaplace:
         root = self._newton(target)
         t = root
         certified = False
+        grow = 1.0  # doubles each step: a Newton step below the resolution of delta cannot stall the search
         for _ in range(200):  # up until the bound certifies delta(upper) <= target
             excess = t.delta + self.error(t) - target
             if excess <= 0.0:
@@ -341,18 +342,23 @@ class _ComposedLaplace:
                 break
             if t.eps >= top:
                 break
-            step = excess / max(t.eq, 1e-300)  # the slope in eps: -e^eps Q(L > eps)
-            t = self.sums(min(t.eps + max(step, 4.0 * math.ulp(t.eps), 1e-300), top))
+            step = max(excess, math.ulp(target)) / max(t.eq, 1e-300)  # the slope in eps: -e^eps Q(L > eps)
+            t = self.sums(min(t.eps + grow * max(step, 4.0 * math.ulp(t.eps), 1e-300), top))
+            grow *= 2.0
         # a point the bound has not certified is never an upper end (the 200 steps can run out below the pure
         # bound, where delta is at or below the error: 3.5e-18 at the upper end for a target of 5e-87 once)
         upper = min(t.eps, top) if certified else top
-        t = root
+        t, grow = root, 1.0
         for _ in range(200):  # down until the bound certifies delta(lower) > target
             short = target - (t.delta - self.error(t))
             if short < 0.0 or t.eps <= 0.0:
                 break
-            step = short / max(t.eq, 1e-300)
-            t = self.sums(max(t.eps - max(step, 4.0 * math.ulp(t.eps)), 0.0))
+            # at least a step that moves delta by an ulp of the target, and growing: a step of a few ulps of
+            # eps that leaves delta - error exactly at the target stalled here until the steps ran out and
+            # the lower end fell to 0 (oracle at 10^4: (0, 1.03e-5) where the truth is 1.0292e-5)
+            step = max(short, math.ulp(target)) / max(t.eq, 1e-300)
+            t = self.sums(max(t.eps - grow * max(step, 4.0 * math.ulp(t.eps)), 0.0))
+            grow *= 2.0
         lower = max(t.eps, 0.0) if short < 0.0 else 0.0
         return float(lower), float(upper)
 

@@ -245,3 +245,18 @@ def test_upper_end_is_the_pure_bound_when_the_steps_run_out_uncertified(delta, e
 
     lo, hi = dpcore.laplace_composition_epsilon(delta, e0, 3)
     assert 0.0 <= lo <= hi and Fraction(hi) >= 3 * Fraction(e0) > Fraction(math.nextafter(hi, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("delta", "e0", "k"),
+    [(0.049999999999999996, 0.10016447058501778, 2), (0.9999965292008868, 9.772372209558107, 4)],
+)
+def test_a_lower_end_next_to_zero_is_found_not_dropped_to_zero(delta: float, e0: float, k: int) -> None:
+    """Found by the oracle at 10^4 examples: steps of a few ulps of epsilon that left delta - error exactly at
+    the target stalled the downward search until its steps ran out, and the lower end fell to 0 although the
+    profile at 0 is certifiably above delta. The lower end must be a point where the 40-digit profile exceeds
+    delta, within the documented gap (twice the certified error over the slope) of the upper end."""
+    lo, hi = dpcore.laplace_composition_epsilon(delta, e0, k)
+    assert 0.0 < lo <= hi
+    assert _mp_delta(lo, e0, k) > delta and _mp_delta(hi, e0, k) <= delta
+    assert hi - lo <= 1e-7 * hi
