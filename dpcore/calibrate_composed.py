@@ -63,7 +63,7 @@ query's. The discretisation error grows with ``k``; a checkpoint whose bracket c
 checkpoint in closed form.
 
 What the checkpoints share, so that 100 of them cost a few single queries rather than 100
-(:func:`dpcore.pld_spectral._compose_run`): one FFT length (the widest checkpoint window's; a longer circle
+(``dpcore.pld_spectral._compose_run``): one FFT length (the widest checkpoint window's; a longer circle
 only moves the aliasing further out), one split of each law into core and rest (made for ``K``, the most
 demanding count), and the accurate logarithms of the transform at the frequencies the smallest checkpoint
 keeps (they hold every larger checkpoint's). Each checkpoint keeps its own Chernoff window and its own

@@ -191,13 +191,13 @@ class SumAttack:
 
     @property
     def exact_difference(self) -> Fraction:
-        """|exact(D) - exact(D')| (divided by ``scale``): what the real-number sum (or mean) changes by."""
+        """``|exact(D) - exact(D')|`` (divided by ``scale``): what the real-number sum (or mean) changes by."""
         nb = self.neighbours
         return abs(exact_sum(nb.d) - exact_sum(nb.d_prime)) / self.scale
 
     @property
     def realised(self) -> Fraction:
-        """|out(D) - out(D')|, the library's float outputs compared exactly."""
+        """``|out(D) - out(D')|``, the library's float outputs compared exactly."""
         return abs(Fraction(self.out_d) - Fraction(self.out_d_prime))
 
     @property

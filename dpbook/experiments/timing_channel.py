@@ -78,7 +78,7 @@ class TimingResult:
     pvalue: float
 
     def auc(self, small: int = 0, large: int = 3) -> float:
-        """P(cost of a draw with |noise| >= ``large`` > cost of one with |noise| <= ``small``), ties half."""
+        """P(cost of a draw with ``|noise| >= large`` > cost of one with ``|noise| <= small``), ties half."""
         from scipy import stats
 
         a = np.abs(self.noise)
@@ -101,7 +101,7 @@ class TimingResult:
 
 
 def _spearman(noise: NDArray[np.int64], cost: NDArray[np.float64]) -> tuple[float, float]:
-    """Spearman's rank correlation of |noise| and cost, two-sided p-value (scipy, t approximation)."""
+    """Spearman's rank correlation of ``|noise|`` and cost, two-sided p-value (scipy, t approximation)."""
     from scipy import stats
 
     mag = np.abs(noise)
@@ -262,7 +262,7 @@ def timing_attack(
 
 
 def plot_timing(results: Sequence[TimingResult]) -> Any:
-    """Median time (left) and mean words (right) per |noise| up to 20, one line per sampler."""
+    """Median time (left) and mean words (right) per ``|noise|`` up to 20, one line per sampler."""
     import matplotlib.pyplot as plt
 
     units = [u for u in ("ns", "words") if any(r.unit == u for r in results)]
