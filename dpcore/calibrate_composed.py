@@ -76,6 +76,7 @@ is at most that one: delta is non-increasing in epsilon).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -366,6 +367,8 @@ def calibrate_noise(
         The Poisson sampling rate q in (0, 1]: required for ``"subsampled-gaussian"``, refused otherwise.
     sensitivity : float
         L2 (Gaussian) or L1 (Laplace) sensitivity, the clipping norm for DP-SGD; finite and > 0 (default 1).
+        For Laplace and the subsampled Gaussian the noise searched (the range above, times the sensitivity)
+        must stay within the normal doubles, or a ValueError names ``sensitivity``.
     rtol : float
         Relative tolerance on the noise, in [1e-6, 0.1] (default 1e-3).
 
@@ -436,6 +439,13 @@ def calibrate_noise(
         def build(x: float) -> Mechanism:
             return SubsampledGaussianMechanism(x, rate, sens)
 
+    if family != "gaussian" and not (lo_limit >= sys.float_info.min and hi_limit <= sys.float_info.max):
+        # the noise searched is the multiplier times the sensitivity: at 1e308 the Laplace scale's upper end
+        # overflowed and at 5e-324 the smallest noise underflowed to 0 (hostile inputs, issue 28)
+        raise ValueError(
+            f"sensitivity {sens!r}: the {FAMILIES[family]} searched, [{lo_limit:g}, {hi_limit:g}], leaves the normal "
+            "doubles; rescale the query (the noise scales with the sensitivity)"
+        )
     search = _Search(build, k, eps, d)
     search.setting = f"count {k}, sensitivity {sens!r}" + (f", sampling_rate {q!r}" if q is not None else "")
     _run_search(search, guess, tol, lo_limit, hi_limit, exact=family == "gaussian")

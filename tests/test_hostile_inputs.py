@@ -620,6 +620,21 @@ CASES: list[Case] = [
         fixed=("mechanism",),
     ),
     Case(
+        "LaplaceMechanism.calibrate_composed",
+        mech.LaplaceMechanism.calibrate_composed,
+        {"epsilon": 1.0, "delta": 1e-5, "count": 10, "sensitivity": 1.0, "rtol": 1e-3},
+    ),
+    Case(
+        "GaussianMechanism.calibrate_composed",
+        mech.GaussianMechanism.calibrate_composed,
+        {"epsilon": 1.0, "delta": 1e-5, "count": 10, "sensitivity": 1.0, "rtol": 1e-3},
+    ),
+    Case(
+        "SubsampledGaussianMechanism.calibrate_composed",
+        mech.SubsampledGaussianMechanism.calibrate_composed,
+        {"epsilon": 2.0, "delta": 1e-5, "count": 100, "sampling_rate": 0.01, "sensitivity": 1.0, "rtol": 1e-3},
+    ),
+    Case(
         "epsilon_over_run",
         dpcore.epsilon_over_run,
         {"mechanism": GM, "steps": [1, 5], "delta": 1e-5, "relative_width": 1e-3},
