@@ -596,6 +596,7 @@ def _compose_run(d: _Discrete, counts: Sequence[int], tau: float, h: float) -> d
     floor, period = math.log(_NEGLIGIBLE_POWER), _DIVISIONS * n
     pool = t.candidates(n, math.exp(floor / ks[0]))
     pool_bound = np.log(t.bound(n, pool))
+    direct_cells = t.cells().size  # the cells summed directly for each frequency (the same at every count)
     # the accurate path's work, at the first count that takes it: frequencies, their bound per count
     # (from the pool), their modulus bound per count, log y and rotation
     shared: (
@@ -610,7 +611,7 @@ def _compose_run(d: _Discrete, counts: Sequence[int], tau: float, h: float) -> d
         inside = k * pool_bound >= floor
         candidates = pool[inside]
         if _ACCURATE_RATIO * candidates.size <= n:
-            if shared is None and candidates.size * t.cells().size <= _DIRECT_WORK:
+            if shared is None and candidates.size * direct_cells <= _DIRECT_WORK:
                 rest = _rest_transform(t, n, candidates)
                 log_modulus = np.log(_approximate_modulus(t, n, candidates, rest))
                 rotation = (candidates.astype(np.int64) * t.centre) % period
@@ -619,7 +620,7 @@ def _compose_run(d: _Discrete, counts: Sequence[int], tau: float, h: float) -> d
             if shared is not None:  # its frequencies hold this count's candidates: those within the bound
                 j, bound, log_modulus, log_y, rotation = shared
                 keep = (k * bound >= floor) & (k * log_modulus >= floor)
-                if np.count_nonzero(keep) * t.cells().size <= _DIRECT_WORK:
+                if np.count_nonzero(keep) * direct_cells <= _DIRECT_WORK:
                     log_s, turns = k * log_y[keep], _mulmod(k, rotation[keep], period)
                     big = log_s.real >= floor
                     out[k] = _Composed(j[keep][big], np.exp(log_s[big]), turns[big], *window)
