@@ -560,6 +560,65 @@ def _direction_laws(
     return out
 
 
+def _shared_checkpoints(
+    laws: list[tuple[tuple[Any, float], tuple[Any, float], float]],
+    steps: list[int],
+    d: float,
+    h: float,
+    tau_fft: float,
+    width: float,
+    query: Callable[[int], PldBracket],
+    answers: dict[int, tuple[float, float, str]],
+) -> int:
+    """The brackets at ``steps`` from each direction's law and twin composed at every count on one grid
+    (module docstring), into ``answers``; a checkpoint too wide there is queried on its own. Returns how many."""
+    runs = [
+        (_compose_run(dots, steps, tau_fft, h), _compose_run(twin, steps, tau_fft, h))
+        for (dots, _), (twin, _), _ in laws
+    ]
+    seen: dict[tuple[int, int], list[tuple[int, float]]] = {}  # (direction, end) -> (count, epsilon) found
+
+    def guess(key: tuple[int, int], k: int) -> float | None:
+        """Where to look first: the last two answers of this direction and end, extrapolated to ``k``."""
+        past = seen.get(key, [])
+        if len(past) < 2:
+            return past[-1][1] if past else None
+        (k1, e1), (k2, e2) = past[-2:]
+        return e2 + (e2 - e1) * (k - k2) / (k2 - k1)
+
+    def largest_root(profiles: list[tuple[_Profile, float]], end: int, k: int) -> float:
+        """max over directions of the smallest eps with delta <= target (profile, target per direction).
+
+        A direction whose delta at the largest root so far is already within its target has its root at or
+        below it (delta is non-increasing): one evaluation instead of a search.
+        """
+        best = -math.inf
+        for i, (profile, target) in enumerate(profiles):
+            if math.isfinite(best) and profile(best) <= target:
+                continue
+            best = _inverse(profile, target, -1e4, 1e4, guess((i, end), k))
+            seen.setdefault((i, end), []).append((k, best))
+        return best
+
+    refined = 0
+    for k in steps:
+        above, below, cap = [], [], 0.0
+        for ((_, infinite), (_, rounding), sup), (dots_run, twin_run) in zip(laws, runs, strict=True):
+            above.append((_profile_of(dots_run[k], h), d - _dots_excess([(infinite, k)], tau_fft)))
+            below.append((_profile_of(twin_run[k], h), d + _twin_slack([(rounding, k)], tau_fft)))
+            cap = max(cap, k * sup)
+        upper = largest_root(above, 0, k)
+        lower = _below_root(largest_root(below, 1, k))
+        lower, upper = _consistent(min(max(lower, 0.0), cap), min(max(upper, 0.0), cap))
+        if upper - lower > width * max(lower, EPSILON_FLOOR) and upper > 0.0:
+            br = query(k)  # the shared grid is too coarse here: this checkpoint's own refinement
+            answers[k] = (br.lower, br.upper, br.method)
+            refined += 1
+        else:
+            answers[k] = (lower, upper, "pld-shared")
+    return refined
+
+
 def epsilon_over_run(
     mechanism: Mechanism, steps: Sequence[int], delta: float, *, relative_width: float = 1e-3
 ) -> RunEpsilons:
@@ -620,61 +679,12 @@ def epsilon_over_run(
         eta = PldAccountant()._dots_eta(d)  # the accountant's connect-the-dots and twin mass
         laws = _direction_laws(mechanism.privacy_losses(), h, _part_tau(eta, top))  # type: ignore[attr-defined]
         tau_fft = _fft_tau(eta)
-    rest = unique[:-1]
     if laws is None:  # a closed form, or a loss without a twin: the accountant, checkpoint by checkpoint
-        for k in rest:
+        for k in unique[:-1]:
             br = query(k)
             answers[k] = (br.lower, br.upper, br.method)
-        rest = []
-    # each direction's law and its twin composed at every checkpoint, sharing the work across the counts
-    runs = (
-        [
-            (_compose_run(dots, rest, tau_fft, h), _compose_run(twin, rest, tau_fft, h))
-            for (dots, _), (twin, _), _ in laws or []
-        ]
-        if rest
-        else []
-    )
-    seen: dict[tuple[int, int], list[tuple[int, float]]] = {}  # (direction, end) -> (count, epsilon) found
-
-    def guess(key: tuple[int, int], k: int) -> float | None:
-        """Where to look first: the last two answers of this direction and end, extrapolated to ``k``."""
-        past = seen.get(key, [])
-        if len(past) < 2:
-            return past[-1][1] if past else None
-        (k1, e1), (k2, e2) = past[-2:]
-        return e2 + (e2 - e1) * (k - k2) / (k2 - k1)
-
-    def largest_root(profiles: list[tuple[_Profile, float]], end: int, k: int) -> float:
-        """max over directions of the smallest eps with delta <= target (profile, target per direction).
-
-        A direction whose delta at the largest root so far is already within its target has its root at or
-        below it (delta is non-increasing): one evaluation instead of a search.
-        """
-        best = -math.inf
-        for i, (profile, target) in enumerate(profiles):
-            if math.isfinite(best) and profile(best) <= target:
-                continue
-            best = _inverse(profile, target, -1e4, 1e4, guess((i, end), k))
-            seen.setdefault((i, end), []).append((k, best))
-        return best
-
-    for k in rest:
-        above, below, cap = [], [], 0.0
-        for ((_, infinite), (_, rounding), sup), (dots_run, twin_run) in zip(laws or [], runs, strict=True):
-            above.append((_profile_of(dots_run[k], h), d - _dots_excess([(infinite, k)], tau_fft)))
-            below.append((_profile_of(twin_run[k], h), d + _twin_slack([(rounding, k)], tau_fft)))
-            cap = max(cap, k * sup)
-        uppers = [largest_root(above, 0, k)]
-        root = largest_root(below, 1, k)
-        lowers = [_below_root(root)]
-        lower, upper = _consistent(min(max(max(lowers), 0.0), cap), min(max(max(uppers), 0.0), cap))
-        if upper - lower > width * max(lower, EPSILON_FLOOR) and upper > 0.0:
-            br = query(k)  # the shared grid is too coarse here: this checkpoint's own refinement
-            answers[k] = (br.lower, br.upper, br.method)
-            refined += 1
-        else:
-            answers[k] = (lower, upper, "pld-shared")
+    elif len(unique) > 1:
+        refined = _shared_checkpoints(laws, unique[:-1], d, h, tau_fft, width, query, answers)
     return RunEpsilons(
         steps=ks,
         epsilon=np.array([answers[int(k)][1] for k in ks]),
