@@ -133,6 +133,31 @@ def _window(
     return max(0, math.floor(a)), min(top, math.ceil(b))
 
 
+def _run_windows(
+    d: _Discrete, counts: Sequence[int], tau: float, h: float, table: _MgfTable
+) -> dict[int, tuple[int, int]]:
+    """:func:`_window` of one part composed ``k`` times, for every ``k`` of ``counts`` at once (the same numbers).
+
+    The block bounds of all counts form one array (a row a count); the exact log-mgf is taken once for each
+    ``lam`` some count picks (:class:`_MgfTable` remembers it).
+    """
+    ks = np.array(sorted({int(k) for k in counts}), dtype=np.int64)
+    lams = h * _LAMS
+    log_tau = math.log(tau)
+
+    def edges(sign: float) -> NDArray[np.float64]:
+        bounds = (ks[:, None] * table.blocks[sign][None, :] - log_tau) / lams[None, :]
+        best = np.argmin(bounds, axis=1)
+        exact = np.array([table.exact(sign, int(i)) for i in best])
+        return np.asarray(np.minimum(np.min(bounds, axis=1), (ks * exact - log_tau) / lams[best]))
+
+    b, a = edges(1.0), -edges(-1.0)  # P(S >= b) <= tau, P(S <= a) <= tau
+    return {
+        k: (max(0, math.floor(x)), min(k * (d.pmf.size - 1), math.ceil(y)))
+        for k, x, y in zip(ks.tolist(), a.tolist(), b.tolist(), strict=True)
+    }
+
+
 #: Spectrum values with ``|z|^k`` below it are set to 0 (each moves a composed probability by at most ``2/n`` of it).
 _NEGLIGIBLE_POWER = 1e-30
 
@@ -589,7 +614,7 @@ def _compose_run(d: _Discrete, counts: Sequence[int], tau: float, h: float) -> d
     """
     ks = sorted({int(k) for k in counts})
     table = _MgfTable(d.pmf, h)
-    windows = {k: _window([(d, k)], tau, h, [table]) for k in ks}
+    windows = _run_windows(d, ks, tau, h, table)
     n = _fft_length(max(b - a + 1 for a, b in windows.values()))
     f = _fold(d.pmf, n)
     t = _part_transform(f, n, ks[-1])

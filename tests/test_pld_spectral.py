@@ -323,3 +323,17 @@ def test_bounds_and_candidates_hold_with_spikes_anywhere(size, count, spikes, ta
         p[min(int(where * size), size - 1)] += mass
     p /= p.sum()
     _check_bounds(p, int(rng.choice([4 * size, 16 * size, 200 * size])), count, rounding=1e-13)
+
+
+def test_run_windows_are_the_windows_count_by_count():
+    """Epsilon over a run takes the Chernoff windows of all its counts in one array operation
+    (``_run_windows``): the same windows, to the cell, as :func:`_window` count by count."""
+    rng = np.random.default_rng(5)
+    for _ in range(6):
+        p = _pmf(rng, int(rng.integers(20, 3000)), 10, float(rng.uniform(1.0, 8.0)), 1e-4)
+        d = pld_spectral._Discrete(p, 0, 0.0, 0.0)
+        h, tau = 10 ** rng.uniform(-5, -2), 10 ** rng.uniform(-14, -6)
+        counts = sorted({int(k) for k in rng.integers(1, 20000, 40)})
+        table = pld_spectral._MgfTable(p, h)
+        one_by_one = {k: pld_spectral._window([(d, k)], tau, h, [table]) for k in counts}
+        assert pld_spectral._run_windows(d, counts, tau, h, pld_spectral._MgfTable(p, h)) == one_by_one
