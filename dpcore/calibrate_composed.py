@@ -62,15 +62,21 @@ query's. The discretisation error grows with ``k``; a checkpoint whose bracket c
 (Gaussian releases; Laplace releases within the exact composition's range) are answered checkpoint by
 checkpoint in closed form.
 
-What the checkpoints share, so that 100 of them cost a few single queries rather than 100
-(``dpcore.pld_spectral._compose_run``): one FFT length (the widest checkpoint window's; a longer circle
-only moves the aliasing further out), one split of each law into core and rest (made for ``K``, the most
-demanding count), and the accurate logarithms of the transform at the frequencies the smallest checkpoint
-keeps (they hold every larger checkpoint's). Each checkpoint keeps its own Chernoff window and its own
-frequencies, so the certificate is the single composition's. The searches for the epsilons start where
-the checkpoints before point (an extrapolation, which moves only where the search looks first), and a
-direction whose delta at the largest epsilon found so far is within its target is not searched (its epsilon
-is at most that one: delta is non-increasing in epsilon).
+What the checkpoints share, so that 100 of them cost about one more single query rather than 100
+(``dpcore.pld_spectral._RunPlan`` and ``_compose_run``): the discretised laws of the accountant's last step
+(the query at ``K`` built them; they are not built again), one FFT length for every law and checkpoint (the
+widest window's; a longer circle only moves the aliasing further out), one split of each law into core and
+rest (made for the most demanding count), and the accurate logarithms of the transform at the frequencies
+the smallest checkpoint keeps (they hold every larger checkpoint's). Each checkpoint keeps its own Chernoff
+window and its own frequencies, so the certificate is the single composition's. The checkpoints' profiles
+are then evaluated together (``dpcore.pld_spectral._RunProfile``: a few cells of every checkpoint in one
+array operation) and their epsilons searched together: nine checkpoints across their brackets first, the
+others from the roots interpolated between them (in the square root of the count), the lower ends from
+the upper ends; the guesses move only where the search looks first. A direction whose delta at the largest
+epsilon found so far is within its target is not searched (its epsilon is at most that one: delta is
+non-increasing in epsilon), and the lower ends come from the twins of the directions that decide an upper
+end (each direction's twin gives a certified lower end, since the true epsilon is the largest of the
+directions'; the deciding direction's is the tightest).
 """
 
 from __future__ import annotations
@@ -96,13 +102,13 @@ from .pld import (
     _consistent,
     _dots_excess,
     _fft_tau,
+    _grid,
     _inverse,
     _part_tau,
     _twin_slack,
 )
-from .pld_grid import _connect_dots, _optimistic_dots
-from .pld_losses import HasPrivacyLoss, _Profile
-from .pld_spectral import _compose_run, _profile_of
+from .pld_losses import HasPrivacyLoss
+from .pld_spectral import _profile_of, _Run, _RunPlan, _RunProfile
 
 __all__ = [
     "ComposedCalibration",
@@ -548,16 +554,97 @@ def _check_steps(steps: object) -> NDArray[np.int64]:
 
 
 def _direction_laws(
-    losses: Sequence[Any], h: float, tau: float
+    losses: Sequence[Any], h: float, tau: float, grids: dict[tuple[str, int, float, float], Any] | None = None
 ) -> list[tuple[tuple[Any, float], tuple[Any, float], float]] | None:
-    """Per direction: (connect-the-dots law, mass at +inf), (optimistic twin, its rounding), the loss's supremum."""
+    """Per direction: (connect-the-dots law, mass at +inf), (optimistic twin, its rounding), the loss's supremum
+    (``grids``: an accountant's, holding the losses' grids at its last step, :func:`dpcore.pld._grid`)."""
     out = []
     for loss in losses:
-        twin = _optimistic_dots(loss, h, tau)
+        twin = _grid(grids, "twin", loss, h, tau)
         if twin is None:
             return None
-        out.append((_connect_dots(loss, h, tau), twin, float(loss.upper)))
+        out.append((_grid(grids, "dots", loss, h, tau), twin, float(loss.upper)))
     return out
+
+
+def _run_roots(
+    runs: Sequence[_Run],
+    counts: list[int],
+    targets: Sequence[NDArray[np.float64]],
+    h: float,
+    guesses: NDArray[np.float64] | None,
+    anchor: tuple[int, float] | None,
+    near: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """For every count: the largest over directions (one :class:`_Run` and target array a direction) of the
+    smallest eps with delta <= target, as :func:`_inverse` finds it on each count's profile, and the direction
+    it came from.
+
+    A direction whose delta at the largest root so far is already within its target has its root at or below
+    it (delta is non-increasing): one evaluation instead of a search. The counts of a run's batch are searched
+    together (:meth:`_RunProfile.inverse`), starting from ``guesses`` (or, for the first direction, the roots of
+    the previous one), or, with none, from nine counts searched across their brackets and interpolated in
+    ``sqrt(count)`` with ``anchor`` (a count and its root); a count the batch leaves, and every count outside
+    it, is searched alone.
+    """
+    index = {k: i for i, k in enumerate(counts)}
+    best = np.full(len(counts), -np.inf)
+    decider = np.zeros(len(counts), dtype=np.intp)
+    for direction, (run, target) in enumerate(zip(runs, targets, strict=True)):
+        if run.batch is not None:
+            at = np.array([index[k] for k in run.batch_counts], dtype=np.intp)
+            rows = np.arange(at.size)
+            need = ~np.isfinite(best[at])
+            check = np.flatnonzero(~need)
+            if check.size:
+                need[check] = run.batch.at(rows[check], best[at[check]])[0] > target[at[check]]
+            sub = np.flatnonzero(need)
+            if sub.size:
+                start = best[at[sub]] if np.isfinite(best[at[sub]]).all() else None  # the root lies above
+                close = start is None and near
+                if start is None and guesses is not None:
+                    start = guesses[at[sub]]
+                sizes = np.array(run.batch_counts, dtype=float)[sub]
+                roots = _batch_roots(run.batch, rows[sub], target[at[sub]], sizes, start, anchor, close)
+                for s in np.flatnonzero(np.isnan(roots)).tolist():  # the root above the search range: alone
+                    profile = _profile_of(run.batch.composed(int(rows[sub[s]])), h)
+                    roots[s] = _inverse(profile, float(target[at[sub[s]]]), -1e4, 1e4)
+                best[at[sub]], decider[at[sub]] = roots, direction
+        for k, composed in run.single.items():
+            i = index[k]
+            profile = _profile_of(composed, h)
+            if math.isfinite(best[i]) and profile(float(best[i])) <= target[i]:
+                continue
+            hint = None if guesses is None else float(guesses[i])
+            best[i], decider[i] = _inverse(profile, float(target[i]), -1e4, 1e4, hint), direction
+    return best, decider
+
+
+def _batch_roots(
+    batch: _RunProfile,
+    rows: NDArray[np.intp],
+    target: NDArray[np.float64],
+    counts: NDArray[np.float64],
+    guesses: NDArray[np.float64] | None,
+    anchor: tuple[int, float] | None,
+    near: bool,
+) -> NDArray[np.float64]:
+    """:meth:`_RunProfile.inverse` on ``rows`` over ``[-1e4, 1e4]``; without ``guesses``, nine rows first
+    (searched across their brackets), the others from their roots interpolated in ``sqrt(count)``."""
+    if guesses is not None or rows.size <= 12:
+        return batch.inverse(rows, target, -1e4, 1e4, guesses, near=near)
+    roots = np.full(rows.size, np.nan)
+    ax, ay = (np.array([math.sqrt(anchor[0])]), np.array([anchor[1]])) if anchor else (np.zeros(0), np.zeros(0))
+    for spacing in (12, 3, 1):  # waves: each interpolates in sqrt(count) between the roots found before
+        wave = np.flatnonzero(np.isnan(roots) & (np.arange(rows.size) % spacing == 0))
+        if spacing == 12:
+            wave = np.union1d(wave, [rows.size - 1])
+        found = np.flatnonzero(np.isfinite(roots))
+        x, y = np.concatenate((ax, np.sqrt(counts[found]))), np.concatenate((ay, roots[found]))
+        order = np.argsort(x)
+        guess = np.interp(np.sqrt(counts[wave]), x[order], y[order]) if x.size >= 2 else None
+        roots[wave] = batch.inverse(rows[wave], target[wave], -1e4, 1e4, guess, near=spacing == 1)
+    return roots
 
 
 def _shared_checkpoints(
@@ -571,45 +658,30 @@ def _shared_checkpoints(
     answers: dict[int, tuple[float, float, str]],
 ) -> int:
     """The brackets at ``steps`` from each direction's law and twin composed at every count on one grid
-    (module docstring), into ``answers``; a checkpoint too wide there is queried on its own. Returns how many."""
-    runs = [
-        (_compose_run(dots, steps, tau_fft, h), _compose_run(twin, steps, tau_fft, h))
-        for (dots, _), (twin, _), _ in laws
-    ]
-    seen: dict[tuple[int, int], list[tuple[int, float]]] = {}  # (direction, end) -> (count, epsilon) found
+    (module docstring), into ``answers`` (which holds the largest count's, an anchor for the searches); a
+    checkpoint too wide there is queried on its own. Returns how many.
 
-    def guess(key: tuple[int, int], k: int) -> float | None:
-        """Where to look first: the last two answers of this direction and end, extrapolated to ``k``."""
-        past = seen.get(key, [])
-        if len(past) < 2:
-            return past[-1][1] if past else None
-        (k1, e1), (k2, e2) = past[-2:]
-        return e2 + (e2 - e1) * (k - k2) / (k2 - k1)
-
-    def largest_root(profiles: list[tuple[_Profile, float]], end: int, k: int) -> float:
-        """max over directions of the smallest eps with delta <= target (profile, target per direction).
-
-        A direction whose delta at the largest root so far is already within its target has its root at or
-        below it (delta is non-increasing): one evaluation instead of a search.
-        """
-        best = -math.inf
-        for i, (profile, target) in enumerate(profiles):
-            if math.isfinite(best) and profile(best) <= target:
-                continue
-            best = _inverse(profile, target, -1e4, 1e4, guess((i, end), k))
-            seen.setdefault((i, end), []).append((k, best))
-        return best
-
+    The true epsilon is the largest of the directions', so each direction's twin gives a certified lower end;
+    only the twins of the directions that decide some checkpoint's upper end are composed (the others' lower
+    ends lie below, within the bracket: a direction that decides no upper end is left out, a law fewer).
+    """
+    top = max(answers)
+    top_lower, top_upper, _ = answers[top]
+    counts = np.array(steps, dtype=np.int64)
+    plan = _RunPlan([law for (dots, _), (twin, _), _ in laws for law in (dots, twin)], steps, tau_fft, h)
+    above = [d - np.array([_dots_excess([(inf, k)], tau_fft) for k in steps]) for (_, inf), _, _ in laws]
+    below = [d + np.array([_twin_slack([(r, k)], tau_fft) for k in steps]) for _, (_, r), _ in laws]
+    dots_runs = [plan.run(2 * i) for i in range(len(laws))]
+    uppers, decider = _run_roots(dots_runs, steps, above, h, None, (top, top_upper))
+    deciding = sorted(set(decider.tolist()))
+    scale = top_lower / top_upper if top_upper > 0.0 else 1.0  # the lower ends sit just below the upper ones
+    twin_runs = [plan.run(2 * i + 1) for i in deciding]
+    guess = uppers * scale
+    roots, _ = _run_roots(twin_runs, steps, [below[i] for i in deciding], h, guess, (top, top_lower), near=True)
+    caps = np.max([counts * sup for _, _, sup in laws], axis=0).astype(float)
     refined = 0
-    for k in steps:
-        above, below, cap = [], [], 0.0
-        for ((_, infinite), (_, rounding), sup), (dots_run, twin_run) in zip(laws, runs, strict=True):
-            above.append((_profile_of(dots_run[k], h), d - _dots_excess([(infinite, k)], tau_fft)))
-            below.append((_profile_of(twin_run[k], h), d + _twin_slack([(rounding, k)], tau_fft)))
-            cap = max(cap, k * sup)
-        upper = largest_root(above, 0, k)
-        lower = _below_root(largest_root(below, 1, k))
-        lower, upper = _consistent(min(max(lower, 0.0), cap), min(max(upper, 0.0), cap))
+    for k, root, up, cap in zip(steps, roots.tolist(), uppers.tolist(), caps.tolist(), strict=True):
+        lower, upper = _consistent(min(max(_below_root(root), 0.0), cap), min(max(up, 0.0), cap))
         if upper - lower > width * max(lower, EPSILON_FLOOR) and upper > 0.0:
             br = query(k)  # the shared grid is too coarse here: this checkpoint's own refinement
             answers[k] = (br.lower, br.upper, br.method)
@@ -663,21 +735,28 @@ def epsilon_over_run(
     if not callable(getattr(mechanism, "privacy_losses", None)):
         raise ValueError(f"mechanism must have privacy_losses() (a dpcore mechanism); got {mechanism!r}")
 
+    def accountant(k: int) -> PldAccountant:
+        return PldAccountant(relative_width=width).compose(cast(HasPrivacyLoss, mechanism), k)
+
     def query(k: int) -> PldBracket:
-        return (
-            PldAccountant(relative_width=width).compose(cast(HasPrivacyLoss, mechanism), k).epsilon_bracket_details(d)
-        )
+        return accountant(k).epsilon_bracket_details(d)
 
     unique = sorted({int(k) for k in ks})
     top = unique[-1]
-    first = query(top)
+    acc = accountant(top)
+    first = acc.epsilon_bracket_details(d)
     answers: dict[int, tuple[float, float, str]] = {top: (first.lower, first.upper, first.method)}
     h, refined = 0.0, 0
     laws = None
     if first.method == "pld" and first.hoeffding_t == 0.0:
         h = first.value_discretization
-        eta = PldAccountant()._dots_eta(d)  # the accountant's connect-the-dots and twin mass
-        laws = _direction_laws(mechanism.privacy_losses(), h, _part_tau(eta, top))  # type: ignore[attr-defined]
+        eta = acc._dots_eta(d)  # the accountant's connect-the-dots and twin mass
+        # the accountant's own losses (one a direction, composed top times), whose grids at its last step it
+        # keeps: the same laws, not built again; otherwise the mechanism's
+        parts = acc._discretised()
+        mine = [p[0][0] for p in parts] if all(len(p) == 1 and p[0][1] == top for p in parts) else None
+        losses, grids = (mine, acc._grids) if mine else (mechanism.privacy_losses(), None)  # type: ignore[attr-defined]
+        laws = _direction_laws(losses, h, _part_tau(eta, top), grids)
         tau_fft = _fft_tau(eta)
     if laws is None:  # a closed form, or a loss without a twin: the accountant, checkpoint by checkpoint
         for k in unique[:-1]:

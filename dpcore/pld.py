@@ -188,8 +188,35 @@ def _below_root(root: float) -> float:
     return root - 2e-13 * max(1.0, abs(root))
 
 
+def _grid(
+    grids: dict[tuple[str, int, float, float], Any] | None, kind: str, loss: PrivacyLoss, h: float, tau: float
+) -> Any:
+    """:func:`_connect_dots` (``kind`` "dots") or :func:`_optimistic_dots` ("twin") of ``loss`` at ``(h, tau)``,
+    kept in ``grids`` (an accountant's, for the losses it holds) for the latest step only: a query's last step
+    is where epsilon over a run (:func:`dpcore.epsilon_over_run`) composes the same laws again."""
+    key = (kind, id(loss), h, tau)
+    if grids is not None and key in grids:
+        return grids[key]
+    if kind == "dots":
+        return _kept(grids, key, _connect_dots(loss, h, tau))
+    twin = _optimistic_dots(loss, h, tau)
+    return _kept(grids, key, twin)
+
+
+def _kept(grids: dict[tuple[str, int, float, float], Any] | None, key: tuple[str, int, float, float], law: Any) -> Any:
+    """``law``, kept in ``grids`` under ``key`` (a new step's grid first clears the earlier step's)."""
+    if grids is not None:
+        if any(k[2] != key[2] for k in grids):
+            grids.clear()
+        grids[key] = law
+    return law
+
+
 def _optimistic_direction(
-    parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: float
+    parts: Sequence[tuple[PrivacyLoss, int]],
+    h: float,
+    eta: float,
+    grids: dict[tuple[str, int, float, float], Any] | None = None,
 ) -> tuple[_Profile, float, int] | None:
     """Compose one direction's optimistic twins at step ``h``: (profile, slack, FFT length), ``None`` if one fails.
 
@@ -200,7 +227,7 @@ def _optimistic_direction(
     tau, tau_fft = _part_tau(eta, sum(k for _, k in parts)), _fft_tau(eta)
     twins = []
     for loss, k in parts:
-        twin = _optimistic_dots(loss, h, tau)
+        twin = _grid(grids, "twin", loss, h, tau)
         if twin is None:
             return None
         twins.append((twin, k))
@@ -208,7 +235,12 @@ def _optimistic_direction(
     return profile, _twin_slack([(r, k) for (_, r), k in twins], tau_fft), n
 
 
-def _dots_direction(parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: float) -> tuple[_Profile, float]:
+def _dots_direction(
+    parts: Sequence[tuple[PrivacyLoss, int]],
+    h: float,
+    eta: float,
+    grids: dict[tuple[str, int, float, float], Any] | None = None,
+) -> tuple[_Profile, float]:
     r"""Compose one direction's connect-the-dots laws at step ``h``: (profile of the finite part, excess mass).
 
     The upper bound on the composition's profile is ``profile(eps) + mass``:
@@ -217,7 +249,7 @@ def _dots_direction(parts: Sequence[tuple[PrivacyLoss, int]], h: float, eta: flo
     window's miss probability (``eta / 8``).
     """
     tau, tau_fft = _part_tau(eta, sum(k for _, k in parts)), _fft_tau(eta)
-    dots = [(_connect_dots(loss, h, tau), k) for loss, k in parts]
+    dots = [(_grid(grids, "dots", loss, h, tau), k) for loss, k in parts]
     profile, _ = _composed_profile([(d, k) for (d, _), k in dots], tau_fft, h)
     return profile, _dots_excess([(infinite, k) for (_, infinite), k in dots], tau_fft)
 
@@ -416,6 +448,9 @@ class PldAccountant:
     _parts: list[tuple[HasPrivacyLoss, int]] = field(default_factory=list, repr=False)
     _laws: list[tuple[list[tuple[PrivacyLoss, int]], float]] | None = field(default=None, repr=False, compare=False)
     _parts_cache: list[list[tuple[PrivacyLoss, int]]] | None = field(default=None, repr=False, compare=False)
+    _grids: dict[tuple[str, int, float, float], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.relative_width = _real("relative_width", self.relative_width)
@@ -449,6 +484,7 @@ class PldAccountant:
             raise ValueError(f"mechanism must have privacy_losses() (a dpcore mechanism); got {mechanism!r}")
         self._parts.append((mechanism, count))
         self._laws = self._parts_cache = None
+        self._grids.clear()
         return self
 
     @property
@@ -530,7 +566,7 @@ class PldAccountant:
 
     def _dots_direction_upper(self, direction: int, h: float, delta: float) -> float:
         """Connect-the-dots upper bound on epsilon at step ``h`` for one direction, capped by the largest loss."""
-        profile, mass = _dots_direction(self._discretised()[direction], h, self._dots_eta(delta))
+        profile, mass = _dots_direction(self._discretised()[direction], h, self._dots_eta(delta), self._grids)
         return min(max(_inverse(profile, delta - mass, -1e4, 1e4), 0.0), self._largest_loss())
 
     def _snap(self, h: float) -> float:
@@ -635,14 +671,14 @@ class PldAccountant:
         eta = self._dots_eta(delta)
         lowers, uppers, n = [], [math.inf], 0
         for parts in self._discretised():
-            twin = _optimistic_direction(parts, h, eta)
+            twin = _optimistic_direction(parts, h, eta, self._grids)
             if twin is None:
                 return None
             below, slack, n_twin = twin
             root = _inverse(below, delta + slack, -1e4, 1e4)
             lowers.append(_below_root(root))
             if with_upper:
-                profile, mass = _dots_direction(parts, h, eta)
+                profile, mass = _dots_direction(parts, h, eta, self._grids)
                 uppers.append(_inverse(profile, delta - mass, -1e4, 1e4))
             n = max(n, n_twin)
         cap = self._largest_loss()

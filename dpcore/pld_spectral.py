@@ -20,6 +20,7 @@ accountant's 1e-13 on delta.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -503,12 +504,20 @@ def _part_log_spectrum(
         core = t.pmf[cells]
         offsets = (_DIVISIONS * cells.astype(np.int64) - t.centre) % period
         rows = max(1, (1 << 18) // cells.size)  # frequencies a block: at most 2^18 angles in memory
+        below = period // 2 - 1  # r mod period moved to (-period/2, period/2]: (r + below) mod period - below
         for first in range(0, jj.size, rows):
-            r = (jj[first : first + rows, None] * offsets[None, :]) % period
-            phi = (2.0 * math.pi / period) * np.where(2 * r > period, r - period, r)
-            w[first : first + rows] -= np.sum(np.sin(0.5 * phi) ** 2 * (2.0 * core), axis=1) + 1j * np.sum(
-                np.sin(phi) * core, axis=1
-            )
+            r = jj[first : first + rows, None] * offsets[None, :]
+            r += below
+            r %= period
+            r -= below
+            half = (math.pi / period) * r  # phi / 2 (exactly half of (2 pi / period) r)
+            sine = np.sin(half)
+            sine *= sine
+            sine *= 2.0 * core
+            half *= 2.0  # phi
+            np.sin(half, out=half)
+            half *= core
+            w[first : first + rows] -= np.sum(sine, axis=1) + 1j * np.sum(half, axis=1)
     near = np.abs(w) <= 0.5  # y near 1; elsewhere log(y) has no cancellation to avoid (and y may be 0)
     out = np.empty(w.size, dtype=complex)
     wn = w[near]
@@ -598,64 +607,125 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
     return _Composed(kept, spectrum[kept], np.zeros(kept.size, np.int64), *window)
 
 
-def _compose_run(d: _Discrete, counts: Sequence[int], tau: float, h: float) -> dict[int, _Composed]:
-    r"""``_compose([(d, k)], tau, h)`` for every ``k`` of ``counts``, sharing the work that does not depend on k.
+def _mulmod_each(k: NDArray[np.int64], x: NDArray[np.int64], m: int) -> NDArray[np.int64]:
+    """``(k_i x_i) mod m`` elementwise, as :func:`_mulmod` (``0 <= x < m <= 2^40``, ``k >= 0``)."""
+    high, low = np.divmod(k % m, 1 << 20)
+    return np.asarray(((high * x) % m * (1 << 20) + low * x) % m)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One law composed at many counts (:func:`_compose_run`): the counts whose spectra are summed directly
+    from few frequencies, as one :class:`_RunProfile` (``batch``, its rows the counts ``batch_counts``), and
+    every other count's :class:`_Composed` (``single``)."""
+
+    batch: _RunProfile | None
+    batch_counts: list[int]
+    single: dict[int, _Composed]
+
+
+class _RunPlan:
+    """Laws to be composed at every count of ``counts`` (:func:`_compose_run`), all on one FFT length: that of
+    the widest window of any law at any count (so that one :func:`_circle` serves them all). A law is composed
+    when first asked for (:meth:`run`): epsilon over a run composes a direction's twin only where needed."""
+
+    def __init__(self, laws: Sequence[_Discrete], counts: Sequence[int], tau: float, h: float) -> None:
+        self.laws, self.h = list(laws), h
+        self.ks = sorted({int(k) for k in counts})
+        self.windows = [_run_windows(d, self.ks, tau, h, _MgfTable(d.pmf, h)) for d in laws]
+        self.n = _fft_length(max(b - a + 1 for w in self.windows for a, b in w.values()))
+        self._runs: dict[int, _Run] = {}
+
+    def run(self, i: int) -> _Run:
+        """Law ``i`` composed at every count."""
+        if i not in self._runs:
+            self._runs[i] = _compose_run(self.laws[i], self.ks, self.h, self.windows[i], self.n)
+        return self._runs[i]
+
+
+def _compose_run(d: _Discrete, ks: list[int], h: float, windows: dict[int, tuple[int, int]], n: int) -> _Run:
+    r"""``_compose([(d, k)], tau, h)`` for every ``k`` of ``ks`` (sorted), on the windows ``windows`` (the
+    Chernoff windows of :func:`_run_windows` at ``tau``) and FFT length ``n``, sharing the work that does not
+    depend on k.
 
     Epsilon over a run (:func:`dpcore.epsilon_over_run`) composes one law at many counts. Each count keeps
-    its own Chernoff window (:func:`_window`, the part's exponents shared through one :class:`_MgfTable`),
-    but all share one FFT length, that of the widest window (a longer circle only moves the aliasing
-    further out), and one :func:`_part_transform`, split for the largest count (its rest's norm is small
-    enough for every smaller count). The frequencies whose modulus can reach ``1e-30`` at the smallest
-    count hold those of every larger one (``|z|^k`` falls with ``k``), so the accurate logarithms
-    :math:`\log y_j` (:func:`_part_log_spectrum`) are computed once, at the first count that takes the
-    accurate path, and each count then keeps its own frequencies and takes :math:`\exp(k \log y_j)`
-    with its rotation reduced exactly, as :func:`_compose` does; a count that :func:`_compose` would
-    send to the full spectrum raises one shared FFT to its power. The certificate is :func:`_compose`'s.
+    its own Chernoff window, but all share one FFT length, at least that of the widest window (a longer
+    circle only moves the aliasing further out), and one :func:`_part_transform`, split for the
+    largest count (its rest's norm is small enough for every smaller count). The frequencies whose modulus
+    can reach ``1e-30`` at the smallest count hold those of every larger one (``|z|^k`` falls with ``k``),
+    so the accurate logarithms :math:`\log y_j` (:func:`_part_log_spectrum`) are computed once, at the
+    first count that takes the accurate path, and each count then keeps its own frequencies and takes
+    :math:`\exp(k \log y_j)` with its rotation reduced exactly, as :func:`_compose` does (all counts in one
+    array operation); a count that :func:`_compose` would send to the full spectrum raises one shared FFT
+    to its power. The certificate is :func:`_compose`'s. The counts with few frequencies kept
+    (:data:`_SPECTRAL_RATIO`, :data:`_RUN_ROW_FREQUENCIES`) form one :class:`_RunProfile`.
     """
-    ks = sorted({int(k) for k in counts})
-    table = _MgfTable(d.pmf, h)
-    windows = _run_windows(d, ks, tau, h, table)
-    n = _fft_length(max(b - a + 1 for a, b in windows.values()))
     f = _fold(d.pmf, n)
     t = _part_transform(f, n, ks[-1])
     floor, period = math.log(_NEGLIGIBLE_POWER), _DIVISIONS * n
     pool = t.candidates(n, math.exp(floor / ks[0]))
     pool_bound = np.log(t.bound(n, pool))
     direct_cells = t.cells().size  # the cells summed directly for each frequency (the same at every count)
-    # the accurate path's work, at the first count that takes it: frequencies, their bound per count
-    # (from the pool), their modulus bound per count, log y and rotation
-    shared: (
-        tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.complex128], NDArray[np.int64]]
-        | None
-    ) = None
+    # candidates at each count (those of the pool within the bound): the first count taking the accurate path
+    # (_ACCURATE_RATIO, _DIRECT_WORK) computes log y at its candidates, and every count from it keeps those
+    # of its own frequencies within both modulus bounds (no count before it can: it would have been first)
+    start = len(ks)
+    for i, k in enumerate(ks):
+        c = int(np.count_nonzero(k * pool_bound >= floor))
+        if _ACCURATE_RATIO * c <= n and c * direct_cells <= _DIRECT_WORK:
+            start = i
+            break
+    shared = np.array(ks[start:], dtype=np.int64)
+    batch: _RunProfile | None = None
+    batch_counts: list[int] = []
+    single: dict[int, _Composed] = {}
+    if shared.size:
+        inside = ks[start] * pool_bound >= floor
+        j, bound = pool[inside], pool_bound[inside]
+        rest = _rest_transform(t, n, j)
+        log_modulus = np.log(_approximate_modulus(t, n, j, rest))
+        rotation = (j.astype(np.int64) * t.centre) % period
+        log_y = _accurate_log_y(t, n, j, rest)
+        rows: list[NDArray[np.intp]] = []
+        cols: list[NDArray[np.intp]] = []
+        block = max(1, (1 << 20) // max(j.size, 1))  # counts a block: at most 2^20 count-frequency pairs
+        for first in range(0, shared.size, block):
+            times = shared[first : first + block, None]
+            keep = (times * bound >= floor) & (times * log_modulus >= floor) & ((times * log_y).real >= floor)
+            pairs = np.nonzero(keep)
+            rows.append(pairs[0] + first)
+            cols.append(pairs[1])
+        row, col = np.concatenate(rows), np.concatenate(cols)
+        kept = np.bincount(row, minlength=shared.size)
+        log_s = shared[row] * log_y[col]
+        values, turns = np.exp(log_s), _mulmod_each(shared[row], rotation[col], period)
+        offsets = np.concatenate(([0], np.cumsum(kept)))
+        spectral = (_SPECTRAL_RATIO * kept <= n) & (kept > 0) & (kept <= _RUN_ROW_FREQUENCIES)
+        for i, k in enumerate(shared.tolist()):
+            if not spectral[i]:
+                part = slice(offsets[i], offsets[i + 1])
+                single[k] = _Composed(j[col[part]], values[part], turns[part], *_run_window(d, k, n, windows[k]))
+        if spectral.any():
+            take = spectral[row]
+            batch_counts = shared[spectral].tolist()
+            frames = [_run_window(d, k, n, windows[k]) for k in batch_counts]
+            batch = _RunProfile(np.cumsum(spectral)[row[take]] - 1, j[col[take]], values[take], turns[take], frames, h)
     spectrum: NDArray[np.complex128] | None = None
-    out: dict[int, _Composed] = {}
-    for k in ks:
-        a, b = windows[k]
-        window = (n, a, b - a + 1, k * d.start + a, k * d.shift)
-        inside = k * pool_bound >= floor
-        candidates = pool[inside]
-        if _ACCURATE_RATIO * candidates.size <= n:
-            if shared is None and candidates.size * direct_cells <= _DIRECT_WORK:
-                rest = _rest_transform(t, n, candidates)
-                log_modulus = np.log(_approximate_modulus(t, n, candidates, rest))
-                rotation = (candidates.astype(np.int64) * t.centre) % period
-                log_y = _accurate_log_y(t, n, candidates, rest)
-                shared = (candidates, pool_bound[inside], log_modulus, log_y, rotation)
-            if shared is not None:  # its frequencies hold this count's candidates: those within the bound
-                j, bound, log_modulus, log_y, rotation = shared
-                keep = (k * bound >= floor) & (k * log_modulus >= floor)
-                if np.count_nonzero(keep) * direct_cells <= _DIRECT_WORK:
-                    log_s, turns = k * log_y[keep], _mulmod(k, rotation[keep], period)
-                    big = log_s.real >= floor
-                    out[k] = _Composed(j[keep][big], np.exp(log_s[big]), turns[big], *window)
-                    continue
+    for k in ks[:start]:
         if spectrum is None:
             spectrum = np.asarray(sp_fft.rfft(f, n))
         powered = _power(spectrum, k)
-        kept = np.flatnonzero(powered)
-        out[k] = _Composed(kept, powered[kept], np.zeros(kept.size, np.int64), *window)
-    return out
+        kept_fft = np.flatnonzero(powered)
+        single[k] = _Composed(
+            kept_fft, powered[kept_fft], np.zeros(kept_fft.size, np.int64), *_run_window(d, k, n, windows[k])
+        )
+    return _Run(batch, batch_counts, single)
+
+
+def _run_window(d: _Discrete, k: int, n: int, window: tuple[int, int]) -> tuple[int, int, int, int, float]:
+    """``(n, a, size, first, shift)`` of ``d`` composed ``k`` times on its window ``[a, b]``, as :class:`_Composed`."""
+    a, b = window
+    return n, a, b - a + 1, k * d.start + a, k * d.shift
 
 
 def _composed_profile(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> tuple[_Profile, int]:
@@ -825,6 +895,282 @@ class _SpectralProfile:
             eps = min(eps + nudge, right)
             nudge *= 2.0
         return eps
+
+
+#: A count keeps at most this many frequencies to join its run's :class:`_RunProfile` (a count with more is
+#: evaluated alone, :class:`_SpectralProfile`).
+_RUN_ROW_FREQUENCIES = 1 << 14
+#: Count-frequency-cell terms one block of :meth:`_RunProfile.sums` holds (memory: a few arrays of 16 bytes each).
+_RUN_WORK = 1 << 16
+#: The cells one round of :meth:`_RunProfile.inverse` probes around an estimate, and across a bracket without one.
+_CLUSTER = np.array([-64, -32, -16, -8, -4, -3, -2, -1, 0, 1, 2, 3, 4, 8, 16, 32, 64], dtype=np.int64)
+#: The cells around an estimate known to be within a few cells of the root (the first round only).
+_TIGHT = np.array([-8, -3, -2, -1, 0, 1, 2, 3, 8], dtype=np.int64)
+_SPREAD = 32
+#: Rounds of :meth:`_RunProfile.inverse` before a count is left to :func:`dpcore.pld._inverse` (never reached
+#: in practice: each round keeps at most half the bracket, or a 33rd of it without an estimate).
+_RUN_ROUNDS = 64
+#: Circles up to this many points have their unit roots and sines tabulated (:func:`_circle`).
+_TABLE_LENGTH = 1 << 18
+
+
+@functools.lru_cache(maxsize=4)
+def _circle(n: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``cos(2 pi r / n)``, ``sin(2 pi r / n)`` (the parts of :func:`_turn`) and ``sin(pi r / n)`` for
+    ``r = 0 .. n - 1``, to be looked up (read-only)."""
+    r = np.arange(n, dtype=np.int64)
+    turn = _turn(r, n)
+    tables = (np.ascontiguousarray(turn.real), np.ascontiguousarray(turn.imag), np.sin(math.pi * r / n))
+    for t in tables:
+        t.setflags(write=False)
+    return tables
+
+
+def _circle_at(
+    n: int, m: NDArray[np.int64], r: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``cos(2 pi m / n)``, ``sin(2 pi m / n)``, ``sin(pi r / n)`` and ``sin(2 pi r / n)`` for integers in
+    ``[0, n)``: looked up in :func:`_circle` where ``n`` is at most :data:`_TABLE_LENGTH`, else computed."""
+    if n <= _TABLE_LENGTH:
+        cos, sin, half = _circle(n)
+        return cos[m], sin[m], half[r], sin[r]
+    turn = _turn(m, n)
+    return turn.real, turn.imag, np.sin(math.pi * r / n), np.sin(2.0 * math.pi * r / n)
+
+
+class _RunProfile:
+    r"""The spectral profiles (:class:`_SpectralProfile`) of one law composed at many counts, one *row* a
+    count, as flat arrays over every row's kept frequencies (``row``, ``j``, ``values``, ``turns``, the
+    rows' windows in ``frames``: ``(n, a, size, first, shift)`` as :class:`_Composed`).
+
+    A few cells of every row are evaluated in one array operation (:meth:`sums`): the same two geometric sums
+    a frequency as :meth:`_SpectralProfile.sums`, the unit roots and sines looked up (:func:`_circle`) and
+    each row's terms summed by segments, so that epsilon over a run searches all its checkpoints together
+    (:meth:`inverse`) instead of one checkpoint at a time.
+    """
+
+    def __init__(
+        self,
+        row: NDArray[np.intp],
+        j: NDArray[np.intp],
+        values: NDArray[np.complex128],
+        turns: NDArray[np.int64],
+        frames: Sequence[tuple[int, int, int, int, float]],
+        h: float,
+    ) -> None:
+        n = frames[0][0]
+        self.n, self.h, self.rows = n, h, len(frames)
+        jj = j.astype(np.int64)
+        self.j, self.row, self.values, self.turns, self.frames = jj, row, values, turns, list(frames)
+        self.starts = np.concatenate(([0], np.cumsum(np.bincount(row, minlength=self.rows)))).astype(np.int64)
+        a = np.array([f[1] % n for f in frames], dtype=np.int64)
+        self.size = np.array([f[2] for f in frames], dtype=np.int64)
+        self.first = np.array([f[3] for f in frames], dtype=np.int64)
+        self.shift = np.array([f[4] for f in frames], dtype=np.float64)
+        weight = np.where((jj == 0) | (2 * jj == n), 1.0, 2.0)
+        half = math.pi * jj / n
+        moving = jj != 0
+        inv_d = np.zeros(jj.size, dtype=complex)  # as _SpectralProfile
+        inv_d[moving] = 1j * np.exp(-1j * half[moving]) / (2.0 * np.sin(half[moving]))
+        decay = math.exp(-h)
+        inv_e = 1.0 / ((-math.expm1(-h) + 2.0 * decay * np.sin(half) ** 2) - 1j * decay * np.sin(2.0 * half))
+        period = _DIVISIONS * n
+        coef = weight * values * _turn((jj * (_DIVISIONS * a[row]) - turns) % period, period) / n
+        cd, ce = coef * inv_d, coef * inv_e
+        self.end = (jj * self.size[row]) % n  # omega_j^M = exp(2 pi i end / n), M the row's cells
+        to_end = _turn(self.end, n)
+        # Re[cd (omega^i - omega^M)] = cd_re cos - cd_im sin - Re[cd omega^M]; ce omega^i = u + i v
+        self.cd_re, self.cd_im, self.cd_end = cd.real.copy(), cd.imag.copy(), (cd * to_end).real
+        self.ce_re, self.ce_im = ce.real.copy(), ce.imag.copy()
+        self.still = np.bincount(row[~moving], weights=coef[~moving].real, minlength=self.rows)
+
+    def composed(self, i: int) -> _Composed:
+        """Row ``i`` as a :class:`_Composed` (for :func:`_profile_of`)."""
+        part = slice(int(self.starts[i]), int(self.starts[i + 1]))
+        return _Composed(self.j[part], self.values[part], self.turns[part], *self.frames[i])
+
+    def _values(self, rows: NDArray[np.intp], cells: NDArray[np.int64]) -> NDArray[np.float64]:
+        """The lattice value of each row's cells (``cells`` one row a row of ``rows``), as
+        :meth:`_SpectralProfile.value`."""
+        first, shift = self.first[rows], self.shift[rows]
+        if cells.ndim == 2:
+            first, shift = first[:, None], shift[:, None]
+        return np.asarray(self.h * (first + cells) + shift, dtype=np.float64)
+
+    def sums(self, rows: NDArray[np.intp], cells: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """:meth:`_SpectralProfile.sums` at ``cells[r, p]`` (in ``[0, size)``) of row ``rows[r]``, in blocks of
+        rows of at most :data:`_RUN_WORK` terms (a single row may exceed it by its frequencies times the cells)."""
+        n, probes = self.n, cells.shape[1]
+        mass, weighted = np.empty(cells.shape), np.empty(cells.shape)
+        lengths = self.starts[rows + 1] - self.starts[rows]
+        ends = np.cumsum(lengths) * probes
+        lo = 0
+        while lo < rows.size:
+            base = int(ends[lo - 1]) if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(ends, base + _RUN_WORK, side="right")))
+            block, length = rows[lo:hi], lengths[lo:hi]
+            seg = np.cumsum(length) - length
+            local = np.repeat(np.arange(block.size), length)
+            pair = np.arange(int(length.sum())) - seg[local] + self.starts[block][local]
+            j = self.j[pair][:, None]
+            left = self.size[block][:, None] - cells[lo:hi]  # the cells from i to the window's end
+            m = (j * cells[lo:hi][local]) % n
+            cos, sin, sin_half, sin_full = _circle_at(n, m, (self.end[pair][:, None] - m) % n)
+            spread = self.cd_re[pair][:, None] * cos
+            spread -= self.cd_im[pair][:, None] * sin
+            spread -= self.cd_end[pair][:, None]
+            mass[lo:hi] = np.add.reduceat(spread, seg, axis=0) + self.still[block][:, None] * left
+            # Re[ce omega^i (1 - e^{-x} omega^r)], the tail's factor written with sines (as _SpectralProfile)
+            x = self.h * left
+            decay, rise = np.exp(-x)[local], (-np.expm1(-x))[local]
+            u = self.ce_re[pair][:, None] * cos
+            u -= self.ce_im[pair][:, None] * sin
+            v = self.ce_re[pair][:, None] * sin
+            v += self.ce_im[pair][:, None] * cos
+            sin_half *= sin_half
+            sin_half *= 2.0 * decay
+            sin_half += rise
+            u *= sin_half
+            sin_full *= decay
+            sin_full *= v
+            u += sin_full
+            weighted[lo:hi] = np.add.reduceat(u, seg, axis=0)
+            lo = hi
+        return mass, weighted
+
+    def cell_deltas(
+        self, rows: NDArray[np.intp], cells: NDArray[np.int64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """delta at the value of ``cells[r, p]`` (in ``[0, size)``) of row ``rows[r]``, with the sums of the
+        cell above it (from which it is summed; 0 above the last cell, whose value leaves delta 0)."""
+        above = cells + 1
+        inside = above < self.size[rows][:, None]
+        mass, weighted = self.sums(rows, np.minimum(above, self.size[rows][:, None] - 1))
+        mass, weighted = np.where(inside, mass, 0.0), np.where(inside, weighted, 0.0)
+        gap = self._values(rows, cells) - self._values(rows, above)
+        return np.where(inside, np.maximum(0.0, mass - np.exp(gap) * weighted), 0.0), mass, weighted
+
+    def first_above(self, rows: NDArray[np.intp], eps: NDArray[np.float64]) -> NDArray[np.int64]:
+        """:meth:`_SpectralProfile.first_above` of ``eps[r]`` (finite) in row ``rows[r]``."""
+        size = self.size[rows]
+        guess = np.floor((eps - self.shift[rows]) / self.h - self.first[rows]) + 1
+        i: NDArray[np.int64] = np.clip(guess, 0, size).astype(np.int64)
+        while True:  # the estimate is off by rounding only: a step or two
+            down = (i > 0) & (self._values(rows, i - 1) > eps)
+            up = (i < size) & (self._values(rows, np.minimum(i, size - 1)) <= eps)
+            if not (down.any() or up.any()):
+                return i
+            i = np.asarray(i - down + up, dtype=np.int64)
+
+    def at(
+        self, rows: NDArray[np.intp], eps: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """delta at ``eps[r]`` (finite) in row ``rows[r]``, with the sums of the first cell above it (0: none)."""
+        i = self.first_above(rows, eps)
+        inside = i < self.size[rows]
+        cell = np.minimum(i, self.size[rows] - 1)
+        mass, weighted = (s[:, 0] for s in self.sums(rows, cell[:, None]))
+        mass, weighted = np.where(inside, mass, 0.0), np.where(inside, weighted, 0.0)
+        delta = np.maximum(0.0, mass - np.exp(np.minimum(eps - self._values(rows, cell), 0.0)) * weighted)
+        return np.where(inside, delta, 0.0), mass, weighted
+
+    def inverse(
+        self,
+        rows: NDArray[np.intp],
+        targets: NDArray[np.float64],
+        lo: float,
+        hi: float,
+        guesses: NDArray[np.float64] | None = None,
+        near: bool = False,
+    ) -> NDArray[np.float64]:
+        """:meth:`_SpectralProfile.inverse` for every row of ``rows`` (target ``targets[r]``) at once: NaN
+        where it is left to :func:`dpcore.pld._inverse` (the root above ``hi``).
+
+        The same search and closed form, one round for all rows: each round probes the cells around each
+        row's estimate (:data:`_CLUSTER`: its ``guess`` in the first round, probed with the cells of
+        :data:`_TIGHT` instead where ``near`` says it is within a few cells; then regula falsi in log delta
+        with the Illinois rule) or, without one (bisection's turn), :data:`_SPREAD` cells spread evenly across
+        its bracket, and keeps the first probe at or below the target and the one before it. The cell found
+        is the one a bisection finds (delta is non-increasing); the closed form inside it uses the sums of
+        the probe at its lower end.
+        """
+        count = rows.size
+        size = self.size[rows]
+        out = np.full(count, np.nan)
+        a = self.first_above(rows, np.full(count, lo)) - 1
+        b = self.first_above(rows, np.full(count, hi))
+        d_lo, m_a, w_a = self.at(rows, np.full(count, lo))  # the sums of cell a + 1
+        out[d_lo <= targets] = lo
+        d_b = np.zeros(count)
+        has_b = np.flatnonzero(b < size)
+        if has_b.size:
+            d_b[has_b] = self.cell_deltas(rows[has_b], b[has_b, None])[0][:, 0]
+        live = (d_lo > targets) & ~((b < size) & (d_b > targets))  # beyond hi: left to _inverse
+        b = np.where(b < size, b, size - 1)  # beyond the last cell's value delta is 0
+        with np.errstate(divide="ignore"):
+            f_a, f_b = np.log(d_lo / targets), np.log(d_b / targets)  # f_b = -inf where d_b = 0
+        side, slow = np.zeros(count, np.int64), np.zeros(count, np.int64)
+        estimate = np.full(count, -2, dtype=np.int64)  # -2: none
+        if guesses is not None:
+            usable = np.isfinite(guesses) & (guesses > lo) & (guesses < hi)
+            estimate = np.where(usable, self.first_above(rows, np.where(usable, guesses, lo)) - 1, -2)
+        spread = np.arange(1, _SPREAD + 1)
+        for turn in range(_RUN_ROUNDS):
+            go = np.flatnonzero(live & (b - a > 1))
+            if go.size == 0:
+                break
+            lo_cell, hi_cell, fa, fb = a[go], b[go], f_a[go], f_b[go]
+            falsi = (slow[go] < 2) & np.isfinite(fb)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = np.where(falsi, fa / (fa - fb) * (hi_cell - lo_cell), 0.0)
+            centre = np.where(falsi, lo_cell + np.round(step).astype(np.int64), (lo_cell + hi_cell) // 2)
+            guessed = estimate[go] >= -1
+            centre = np.where(guessed, estimate[go], centre)
+            estimate[go] = -2
+            even = ~(falsi | guessed)
+            cells = np.where(
+                even[:, None],
+                lo_cell[:, None] + ((hi_cell - lo_cell)[:, None] * spread) // (_SPREAD + 1),
+                centre[:, None] + np.resize(_CLUSTER, _SPREAD),
+            )
+            if not even.any():
+                cells = centre[:, None] + (_TIGHT if near and turn == 0 else _CLUSTER)
+            cells = np.sort(np.clip(cells, (lo_cell + 1)[:, None], (hi_cell - 1)[:, None]), axis=1)
+            d, m, w = self.cell_deltas(rows[go], cells)
+            below = d <= targets[go][:, None]
+            k = np.where(below.any(axis=1), np.argmax(below, axis=1), cells.shape[1])
+            moved_b, moved_a = k < cells.shape[1], k > 0
+            at = np.arange(go.size)
+            kb, ka = np.minimum(k, cells.shape[1] - 1), np.maximum(k - 1, 0)
+            with np.errstate(divide="ignore"):
+                fb = np.where(moved_b, np.log(d[at, kb] / targets[go]), fb)
+                fa = np.where(moved_a, np.log(d[at, ka] / targets[go]), fa)
+            new_b = np.where(moved_b, cells[at, kb], hi_cell)
+            new_a = np.where(moved_a, cells[at, ka], lo_cell)
+            m_a[go], w_a[go] = np.where(moved_a, m[at, ka], m_a[go]), np.where(moved_a, w[at, ka], w_a[go])
+            only_b, only_a = moved_b & ~moved_a, moved_a & ~moved_b  # the Illinois rule: halve the end that stays
+            fa = np.where(only_b & (side[go] == 1), fa / 2, fa)
+            fb = np.where(only_a & (side[go] == -1), fb / 2, fb)
+            side[go] = np.where(only_b, 1, np.where(only_a, -1, 0))
+            slow[go] = np.where((2 * (new_b - new_a) > hi_cell - lo_cell) & (slow[go] < 2), slow[go] + 1, 0)
+            a[go], b[go], f_a[go], f_b[go] = new_a, new_b, fa, fb
+        done = np.flatnonzero(live & (b - a <= 1))
+        # on (value(b - 1), value(b)]: delta = mass - e^{eps - value(b)} weighted, the sums of cell b = a + 1
+        mass, weighted, target = m_a[done], w_a[done], targets[done]
+        left = np.maximum(self._values(rows[done], b[done] - 1), lo)
+        right = self._values(rows[done], b[done])
+        eps = right.copy()
+        fits = (mass > target) & (weighted > 0.0)
+        eps[fits] = right[fits] + np.log((mass[fits] - target[fits]) / weighted[fits])
+        eps = np.minimum(np.maximum(eps, left), right)
+        nudge = 4e-16 * np.maximum(1.0, np.abs(eps))
+        while True:
+            high = (eps < right) & (np.maximum(0.0, mass - np.exp(eps - right) * weighted) > target)
+            if not high.any():
+                break
+            eps, nudge = np.where(high, np.minimum(eps + nudge, right), eps), np.where(high, 2.0 * nudge, nudge)
+        out[done] = eps
+        return out
 
 
 def _profile(values: NDArray[np.float64], pmf: NDArray[np.float64]) -> _Profile:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 
 import mpmath as mp
 import numpy as np
@@ -337,3 +338,120 @@ def test_run_windows_are_the_windows_count_by_count():
         table = pld_spectral._MgfTable(p, h)
         one_by_one = {k: pld_spectral._window([(d, k)], tau, h, [table]) for k in counts}
         assert pld_spectral._run_windows(d, counts, tau, h, pld_spectral._MgfTable(p, h)) == one_by_one
+
+
+def _run_of(p: np.ndarray, counts: list[int], h: float) -> pld_spectral._Run:
+    """A law composed at many counts through epsilon over a run's path (one plan, one law)."""
+    d = pld_spectral._Discrete(p, -p.size // 3, 0.0, 0.0)
+    return pld_spectral._RunPlan([d], counts, 1e-20, h).run(0)
+
+
+def _binomial_mixture_delta(eps: Sequence[float], k: int, h: float, r: float, a: float, far: int) -> list[float]:
+    """delta at each of ``eps`` of ``k`` copies of the law {0: (1-a)(1-r), 1: (1-a) r, far: a} on ``h Z``,
+    exactly (30-digit mpmath; the binomial terms beyond 9 standard deviations and 13 far atoms, below 1e-18,
+    left out)."""
+    sd = math.sqrt(k * r * (1 - r))
+    lo, hi = max(int(k * r - 9 * sd), 0), int(k * r + 9 * sd)
+    with mp.workdps(30):
+        total = [mp.mpf(0)] * len(eps)
+        for m in range(13):
+            weight = mp.binomial(k, m) * mp.mpf(a) ** m * mp.mpf(1 - a) ** (k - m)
+            pmf = mp.binomial(k - m, lo) * mp.mpf(r) ** lo * mp.mpf(1 - r) ** (k - m - lo)
+            for j in range(lo, hi):
+                value = h * (j + far * m)
+                for e, x in enumerate(eps):
+                    if value > x:
+                        total[e] += weight * pmf * -mp.expm1(mp.mpf(x) - mp.mpf(value))
+                pmf *= mp.mpf(k - m - j) / (j + 1) * mp.mpf(r) / (1 - r)
+        return [float(t) for t in total]
+
+
+@pytest.fixture(scope="module")
+def run_law() -> tuple[np.ndarray, list[int], float, pld_spectral._Run]:
+    p = _pmf(np.random.default_rng(3), 60, 20, 3.0, 1e-3)
+    counts, h = [3000, 5000, 8000, 12000, 20000], 0.01
+    return p, counts, h, _run_of(p, counts, h)
+
+
+def test_run_profile_matches_an_exact_binomial_mixture() -> None:
+    """Epsilon over a run evaluates all its counts' profiles together (``_RunProfile``): delta at each count
+    of a law of two neighbouring cells and a rare far atom against its exact law (30-digit mpmath), within
+    1e-14 (a tenth of the accountant's floating-point allowance)."""
+    r, a, far, h = 0.25, 2.0**-20, 200, 0.01  # masses exact in binary, summing to exactly 1
+    p = np.zeros(far + 1)
+    p[0], p[1], p[far] = (1 - a) * (1 - r), (1 - a) * r, a
+    counts = [120_000, 200_000]
+    run = pld_spectral._RunPlan([pld_spectral._Discrete(p, 0, 0.0, 0.0)], counts, 1e-20, h).run(0)
+    assert run.batch is not None and run.batch_counts == counts and not run.single  # all counts batched
+    for row, k in enumerate(counts):
+        centre, sd = h * k * r, h * math.sqrt(k * r * (1 - r))
+        eps = np.array([centre - 2 * sd, centre, centre + 3 * sd, centre + 8 * sd])
+        got = run.batch.at(np.full(eps.size, row), eps)[0]
+        want = np.array(_binomial_mixture_delta(eps.tolist(), k, h, r, a, far))
+        assert np.max(np.abs(got - want)) <= 1e-14, (k, got, want)
+        assert want[-1] < 1e-5 < want[0]  # the body and the tail
+
+
+def test_run_profile_control_the_mass_without_its_end_term_is_wrong() -> None:
+    """Control for the check above: the mass summed without its window-end term (``omega^M``, a careless
+    reading of the geometric sum as running to infinity) is far from the exact delta."""
+    r, a, far, h, k = 0.25, 2.0**-20, 200, 0.01, 200_000
+    p = np.zeros(far + 1)
+    p[0], p[1], p[far] = (1 - a) * (1 - r), (1 - a) * r, a
+    run = pld_spectral._RunPlan([pld_spectral._Discrete(p, 0, 0.0, 0.0)], [k], 1e-20, h).run(0)
+    assert run.batch is not None
+    eps = h * k * r
+    run.batch.cd_end[:] = 0.0  # the careless mass (this run is the test's own)
+    got = run.batch.at(np.zeros(1, dtype=np.intp), np.array([eps]))[0][0]
+    assert abs(got - _binomial_mixture_delta([eps], k, h, r, a, far)[0]) > 1e-6
+
+
+@pytest.mark.parametrize("target", [1e-2, 1e-5, 1e-9])
+def test_run_inverse_is_the_single_search_root(run_law, target: float) -> None:
+    """All counts searched together find each count's root: the cell the one-count search finds (the same
+    profile, :class:`_SpectralProfile`), delta within the target there and above it just below, whatever the
+    guesses (none, good, bad, outside the range)."""
+    p, counts, h, run = run_law
+    rows = np.arange(len(counts))
+    targets = np.full(rows.size, target)
+    singles = [pld_spectral._SpectralProfile(run.batch.composed(r), h) for r in rows]
+    alone = np.array([s.inverse(target, -1e4, 1e4) for s in singles])
+    rng = np.random.default_rng(7)
+    for guesses, near in [
+        (None, False),
+        (alone, True),
+        (alone + rng.uniform(-0.03, 0.03, rows.size), True),
+        (alone + rng.uniform(-3.0, 3.0, rows.size), False),
+        (np.array([np.nan, -1e5, 1e5, np.inf, -np.inf]), True),
+    ]:
+        roots = run.batch.inverse(rows, targets, -1e4, 1e4, guesses, near=near)
+        below = roots - 1e-9 * np.maximum(1.0, np.abs(roots))
+        assert np.all(run.batch.at(rows, roots)[0] <= targets)
+        assert np.all(run.batch.at(rows, below)[0] > targets)
+        for single, root, one in zip(singles, roots.tolist(), alone.tolist(), strict=True):
+            assert single.first_above(root - 1e-12) == single.first_above(one - 1e-12)  # the same cell
+            assert single(root) <= target + 1e-16  # and the same delta there, to rounding
+            assert single(root - 1e-9 * max(1.0, abs(root))) > target - 1e-16
+
+
+def test_run_inverse_ends_of_the_range(run_law) -> None:
+    """The target met at the lower end gives the lower end; a root above ``hi`` is left (NaN) to the widening
+    search of :func:`dpcore.pld._inverse`."""
+    _, counts, h, run = run_law
+    rows = np.arange(len(counts))
+    at_lo = run.batch.at(rows, np.full(rows.size, -5.0))[0]
+    assert np.array_equal(run.batch.inverse(rows, at_lo, -5.0, 1e4), np.full(rows.size, -5.0))
+    roots = run.batch.inverse(rows, np.full(rows.size, 1e-9), -1e4, 1e4)
+    above = run.batch.inverse(rows, np.full(rows.size, 1e-9), -1e4, float(np.min(roots)) - 0.5)
+    assert np.all(np.isnan(above))
+
+
+def test_single_search_from_a_guess_is_the_bisection_root() -> None:
+    """The one-count search started from a guess (probed, then 2, 4, 8 cells away) ends in the bisection's cell."""
+    p = _pmf(np.random.default_rng(11), 200, 60, 8.0, 1e-3)
+    profile = pld_spectral._spectral_profile(_composed(p, 20000, 2e-3), 2e-3)
+    rng = np.random.default_rng(12)
+    for target in (1e-2, 1e-5, 1e-9):
+        root = profile.inverse(target, -1e4, 1e4)
+        for guess in root + np.concatenate(([0.0], rng.uniform(-0.05, 0.05, 6), rng.uniform(-5, 5, 3))):
+            assert profile.inverse(target, -1e4, 1e4, float(guess)) == pytest.approx(root, rel=1e-12, abs=1e-14)
