@@ -591,28 +591,28 @@ def _run_roots(
     best = np.full(len(counts), -np.inf)
     decider = np.zeros(len(counts), dtype=np.intp)
     for direction, (run, target) in enumerate(zip(runs, targets, strict=True)):
-        if run.batch is not None:
-            at = np.array([index[k] for k in run.batch_counts], dtype=np.intp)
+        for batch, batch_counts in run.chunks():
+            at = np.array([index[k] for k in batch_counts], dtype=np.intp)
             rows = np.arange(at.size)
             need = ~np.isfinite(best[at])
             check = np.flatnonzero(~need)
             if check.size:
-                need[check] = run.batch.at(rows[check], best[at[check]])[0] > target[at[check]]
+                need[check] = batch.at(rows[check], best[at[check]])[0] > target[at[check]]
             sub = np.flatnonzero(need)
             if sub.size:
                 start = best[at[sub]] if np.isfinite(best[at[sub]]).all() else None  # the root lies above
                 close = start is None and near
                 if start is None and guesses is not None:
                     start = guesses[at[sub]]
-                sizes = np.array(run.batch_counts, dtype=float)[sub]
-                roots = _batch_roots(run.batch, rows[sub], target[at[sub]], sizes, start, anchor, close)
+                sizes = np.array(batch_counts, dtype=float)[sub]
+                roots = _batch_roots(batch, rows[sub], target[at[sub]], sizes, start, anchor, close)
                 for s in np.flatnonzero(np.isnan(roots)).tolist():  # the root above the search range: alone
-                    profile = _profile_of(run.batch.composed(int(rows[sub[s]])), h)
+                    profile = _profile_of(batch.composed(int(rows[sub[s]])), h)
                     roots[s] = _inverse(profile, float(target[at[sub[s]]]), -1e4, 1e4)
                 best[at[sub]], decider[at[sub]] = roots, direction
-        for k, composed in run.single.items():
+        for k in run.single:
             i = index[k]
-            profile = _profile_of(composed, h)
+            profile = _profile_of(run.composed(k), h)
             if math.isfinite(best[i]) and profile(float(best[i])) <= target[i]:
                 continue
             hint = None if guesses is None else float(guesses[i])

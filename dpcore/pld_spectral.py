@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -613,15 +613,96 @@ def _mulmod_each(k: NDArray[np.int64], x: NDArray[np.int64], m: int) -> NDArray[
     return np.asarray(((high * x) % m * (1 << 20) + low * x) % m)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """One law composed at many counts (:func:`_compose_run`): the counts whose spectra are summed directly
-    from few frequencies, as one :class:`_RunProfile` (``batch``, its rows the counts ``batch_counts``), and
-    every other count's :class:`_Composed` (``single``)."""
+#: Count-frequency pairs one chunk of a run holds (:meth:`_Run.chunks`; about 100 bytes a pair).
+_RUN_CHUNK = 1 << 18
 
-    batch: _RunProfile | None
-    batch_counts: list[int]
-    single: dict[int, _Composed]
+
+class _Run:
+    """One law composed at every count of a run (:func:`_compose_run`).
+
+    The counts whose spectra are summed directly from few frequencies (:data:`_SPECTRAL_RATIO`,
+    :data:`_RUN_ROW_FREQUENCIES`) are evaluated in chunks of consecutive counts, one :class:`_RunProfile` a
+    chunk, built when :meth:`chunks` reaches it (memory bounded by :data:`_RUN_CHUNK` pairs whatever the
+    number of counts); every other count (:attr:`single`) is :meth:`composed` alone.
+    """
+
+    def __init__(
+        self,
+        d: _Discrete,
+        h: float,
+        windows: dict[int, tuple[int, int]],
+        n: int,
+        fft_counts: list[int],
+        shared: NDArray[np.int64],
+        pool: tuple[
+            NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.complex128], NDArray[np.int64]
+        ],
+    ) -> None:
+        self.d, self.h, self.windows, self.n = d, h, windows, n
+        self.pool = pool
+        self._fft_counts = set(fft_counts)
+        self._spectrum: NDArray[np.complex128] | None = None
+        kept = np.concatenate([np.count_nonzero(block, axis=1) for block in self._keep(shared)] or [np.zeros(0, int)])
+        spectral = (_SPECTRAL_RATIO * kept <= n) & (kept > 0) & (kept <= _RUN_ROW_FREQUENCIES)
+        self.single = fft_counts + shared[~spectral].tolist()
+        self._batched, self._kept = shared[spectral], kept[spectral]
+
+    def _keep(self, counts: NDArray[np.int64]) -> Iterator[NDArray[np.bool_]]:
+        """Which pool frequencies each count keeps (within both modulus bounds and its own ``|y|^k``), in blocks
+        of at most 2^20 count-frequency pairs."""
+        _, bound, log_modulus, log_y, _ = self.pool
+        floor = math.log(_NEGLIGIBLE_POWER)
+        block = max(1, (1 << 20) // max(bound.size, 1))
+        for first in range(0, counts.size, block):
+            times = counts[first : first + block, None]
+            yield (times * bound >= floor) & (times * log_modulus >= floor) & ((times * log_y).real >= floor)
+
+    def _frame(self, k: int) -> tuple[int, int, int, int, float]:
+        """``(n, a, size, first, shift)`` of the law composed ``k`` times on its window, as :class:`_Composed`."""
+        a, b = self.windows[k]
+        return self.n, a, b - a + 1, k * self.d.start + a, k * self.d.shift
+
+    def _spectra(
+        self, counts: NDArray[np.int64]
+    ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.complex128], NDArray[np.int64]]:
+        """The kept frequencies of each count (row, frequency, ``exp(k log y)`` and its rotation ``k c j``
+        reduced exactly), as :func:`_compose` takes them."""
+        j, _, _, log_y, rotation = self.pool
+        rows, cols = [], []
+        first = 0
+        for keep in self._keep(counts):
+            pairs = np.nonzero(keep)
+            rows.append(pairs[0] + first)
+            cols.append(pairs[1])
+            first += keep.shape[0]
+        row, col = np.concatenate(rows), np.concatenate(cols)
+        times = counts[row]
+        return row, j[col], np.exp(times * log_y[col]), _mulmod_each(times, rotation[col], _DIVISIONS * self.n)
+
+    def composed(self, k: int) -> _Composed:
+        """The law composed ``k`` times, as :func:`_compose` gives it."""
+        if k in self._fft_counts:
+            spectrum = self._spectrum
+            if spectrum is None:
+                spectrum = self._spectrum = np.asarray(sp_fft.rfft(_fold(self.d.pmf, self.n), self.n))
+            powered = _power(spectrum, k)
+            kept = np.flatnonzero(powered)
+            return _Composed(kept, powered[kept], np.zeros(kept.size, np.int64), *self._frame(k))
+        _, j, values, turns = self._spectra(np.array([k], dtype=np.int64))
+        return _Composed(j, values, turns, *self._frame(k))
+
+    def chunks(self) -> Iterator[tuple[_RunProfile, list[int]]]:
+        """The batched counts, consecutive ones together (at most :data:`_RUN_CHUNK` pairs a chunk, or one count)."""
+        ends = np.cumsum(self._kept)
+        lo = 0
+        while lo < self._batched.size:
+            base = int(ends[lo - 1]) if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(ends, base + _RUN_CHUNK, side="right")))
+            counts = self._batched[lo:hi]
+            row, j, values, turns = self._spectra(counts)
+            frames = [self._frame(k) for k in counts.tolist()]
+            yield _RunProfile(row, j, values, turns, frames, self.h), counts.tolist()
+            lo = hi
 
 
 class _RunPlan:
@@ -657,8 +738,8 @@ def _compose_run(d: _Discrete, ks: list[int], h: float, windows: dict[int, tuple
     first count that takes the accurate path, and each count then keeps its own frequencies and takes
     :math:`\exp(k \log y_j)` with its rotation reduced exactly, as :func:`_compose` does (all counts in one
     array operation); a count that :func:`_compose` would send to the full spectrum raises one shared FFT
-    to its power. The certificate is :func:`_compose`'s. The counts with few frequencies kept
-    (:data:`_SPECTRAL_RATIO`, :data:`_RUN_ROW_FREQUENCIES`) form one :class:`_RunProfile`.
+    to its power. The certificate is :func:`_compose`'s. The counts with few frequencies kept are evaluated
+    together, in chunks (:meth:`_Run.chunks`).
     """
     f = _fold(d.pmf, n)
     t = _part_transform(f, n, ks[-1])
@@ -676,56 +757,17 @@ def _compose_run(d: _Discrete, ks: list[int], h: float, windows: dict[int, tuple
             start = i
             break
     shared = np.array(ks[start:], dtype=np.int64)
-    batch: _RunProfile | None = None
-    batch_counts: list[int] = []
-    single: dict[int, _Composed] = {}
+    pool_data: tuple[
+        NDArray[np.intp], NDArray[np.float64], NDArray[np.float64], NDArray[np.complex128], NDArray[np.int64]
+    ] = (np.zeros(0, np.intp), np.zeros(0), np.zeros(0), np.zeros(0, complex), np.zeros(0, np.int64))
     if shared.size:
         inside = ks[start] * pool_bound >= floor
-        j, bound = pool[inside], pool_bound[inside]
+        j = pool[inside]
         rest = _rest_transform(t, n, j)
         log_modulus = np.log(_approximate_modulus(t, n, j, rest))
         rotation = (j.astype(np.int64) * t.centre) % period
-        log_y = _accurate_log_y(t, n, j, rest)
-        rows: list[NDArray[np.intp]] = []
-        cols: list[NDArray[np.intp]] = []
-        block = max(1, (1 << 20) // max(j.size, 1))  # counts a block: at most 2^20 count-frequency pairs
-        for first in range(0, shared.size, block):
-            times = shared[first : first + block, None]
-            keep = (times * bound >= floor) & (times * log_modulus >= floor) & ((times * log_y).real >= floor)
-            pairs = np.nonzero(keep)
-            rows.append(pairs[0] + first)
-            cols.append(pairs[1])
-        row, col = np.concatenate(rows), np.concatenate(cols)
-        kept = np.bincount(row, minlength=shared.size)
-        log_s = shared[row] * log_y[col]
-        values, turns = np.exp(log_s), _mulmod_each(shared[row], rotation[col], period)
-        offsets = np.concatenate(([0], np.cumsum(kept)))
-        spectral = (_SPECTRAL_RATIO * kept <= n) & (kept > 0) & (kept <= _RUN_ROW_FREQUENCIES)
-        for i, k in enumerate(shared.tolist()):
-            if not spectral[i]:
-                part = slice(offsets[i], offsets[i + 1])
-                single[k] = _Composed(j[col[part]], values[part], turns[part], *_run_window(d, k, n, windows[k]))
-        if spectral.any():
-            take = spectral[row]
-            batch_counts = shared[spectral].tolist()
-            frames = [_run_window(d, k, n, windows[k]) for k in batch_counts]
-            batch = _RunProfile(np.cumsum(spectral)[row[take]] - 1, j[col[take]], values[take], turns[take], frames, h)
-    spectrum: NDArray[np.complex128] | None = None
-    for k in ks[:start]:
-        if spectrum is None:
-            spectrum = np.asarray(sp_fft.rfft(f, n))
-        powered = _power(spectrum, k)
-        kept_fft = np.flatnonzero(powered)
-        single[k] = _Composed(
-            kept_fft, powered[kept_fft], np.zeros(kept_fft.size, np.int64), *_run_window(d, k, n, windows[k])
-        )
-    return _Run(batch, batch_counts, single)
-
-
-def _run_window(d: _Discrete, k: int, n: int, window: tuple[int, int]) -> tuple[int, int, int, int, float]:
-    """``(n, a, size, first, shift)`` of ``d`` composed ``k`` times on its window ``[a, b]``, as :class:`_Composed`."""
-    a, b = window
-    return n, a, b - a + 1, k * d.start + a, k * d.shift
+        pool_data = (j, pool_bound[inside], log_modulus, _accurate_log_y(t, n, j, rest), rotation)
+    return _Run(d, h, windows, n, ks[:start], shared, pool_data)
 
 
 def _composed_profile(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> tuple[_Profile, int]:
@@ -929,11 +971,13 @@ def _circle(n: int) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[n
 def _circle_at(
     n: int, m: NDArray[np.int64], r: NDArray[np.int64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """``cos(2 pi m / n)``, ``sin(2 pi m / n)``, ``sin(pi r / n)`` and ``sin(2 pi r / n)`` for integers in
-    ``[0, n)``: looked up in :func:`_circle` where ``n`` is at most :data:`_TABLE_LENGTH`, else computed."""
+    """``cos(2 pi m / n)``, ``sin(2 pi m / n)``, ``sin(pi r / n)`` and ``sin(2 pi r / n)`` for integers ``m`` in
+    ``[0, n)`` and ``r`` in ``(-n, n)``, ``r`` taken mod ``n`` (a negative index counts from the tables' end):
+    looked up in :func:`_circle` where ``n`` is at most :data:`_TABLE_LENGTH`, else computed."""
     if n <= _TABLE_LENGTH:
         cos, sin, half = _circle(n)
         return cos[m], sin[m], half[r], sin[r]
+    r = r % n
     turn = _turn(m, n)
     return turn.real, turn.imag, np.sin(math.pi * r / n), np.sin(2.0 * math.pi * r / n)
 
@@ -967,18 +1011,22 @@ class _RunProfile:
         self.size = np.array([f[2] for f in frames], dtype=np.int64)
         self.first = np.array([f[3] for f in frames], dtype=np.int64)
         self.shift = np.array([f[4] for f in frames], dtype=np.float64)
-        weight = np.where((jj == 0) | (2 * jj == n), 1.0, 2.0)
-        half = math.pi * jj / n
-        moving = jj != 0
-        inv_d = np.zeros(jj.size, dtype=complex)  # as _SpectralProfile
+        # the factors of each distinct frequency (as _SpectralProfile), then spread over the rows that keep it
+        distinct, which = np.unique(jj, return_inverse=True)
+        weight = np.where((distinct == 0) | (2 * distinct == n), 1.0, 2.0)[which]
+        half = math.pi * distinct / n
+        moving = distinct != 0
+        inv_d = np.zeros(distinct.size, dtype=complex)
         inv_d[moving] = 1j * np.exp(-1j * half[moving]) / (2.0 * np.sin(half[moving]))
         decay = math.exp(-h)
         inv_e = 1.0 / ((-math.expm1(-h) + 2.0 * decay * np.sin(half) ** 2) - 1j * decay * np.sin(2.0 * half))
+        moving = moving[which]
         period = _DIVISIONS * n
         coef = weight * values * _turn((jj * (_DIVISIONS * a[row]) - turns) % period, period) / n
-        cd, ce = coef * inv_d, coef * inv_e
+        cd, ce = coef * inv_d[which], coef * inv_e[which]
         self.end = (jj * self.size[row]) % n  # omega_j^M = exp(2 pi i end / n), M the row's cells
-        to_end = _turn(self.end, n)
+        cos, sin, _, _ = _circle_at(n, self.end, self.end)
+        to_end = cos + 1j * sin
         # Re[cd (omega^i - omega^M)] = cd_re cos - cd_im sin - Re[cd omega^M]; ce omega^i = u + i v
         self.cd_re, self.cd_im, self.cd_end = cd.real.copy(), cd.imag.copy(), (cd * to_end).real
         self.ce_re, self.ce_im = ce.real.copy(), ce.imag.copy()
@@ -1015,7 +1063,7 @@ class _RunProfile:
             j = self.j[pair][:, None]
             left = self.size[block][:, None] - cells[lo:hi]  # the cells from i to the window's end
             m = (j * cells[lo:hi][local]) % n
-            cos, sin, sin_half, sin_full = _circle_at(n, m, (self.end[pair][:, None] - m) % n)
+            cos, sin, sin_half, sin_full = _circle_at(n, m, self.end[pair][:, None] - m)  # in (-n, n): mod n
             spread = self.cd_re[pair][:, None] * cos
             spread -= self.cd_im[pair][:, None] * sin
             spread -= self.cd_end[pair][:, None]

@@ -275,3 +275,28 @@ def test_the_classes_calibrate_as_calibrate_noise(cls: type, extra: dict[str, fl
     assert by_class.epsilon <= 2.0
     with pytest.raises(ValueError, match=r"^count"):
         cls.calibrate_composed(**{**args, "count": 0})
+
+
+def test_checkpoints_in_small_chunks_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checkpoints are evaluated in chunks (memory bounded whatever their number): chunks of a few
+    checkpoints give the same brackets as one chunk of all (each checkpoint's search ends in the same cell)."""
+    from dpcore import pld_spectral
+
+    sgd = dpcore.SubsampledGaussianMechanism(sigma=1.1, sampling_rate=256 / 60000)
+    steps = list(range(100, 14063, 139))
+    whole = dpcore.epsilon_over_run(sgd, steps, 1e-5)
+    monkeypatch.setattr(pld_spectral, "_RUN_CHUNK", 300)
+    made = []
+    chunks = pld_spectral._Run.chunks
+
+    def counted(self: pld_spectral._Run) -> object:
+        for chunk in chunks(self):
+            made.append(len(chunk[1]))
+            yield chunk
+
+    monkeypatch.setattr(pld_spectral._Run, "chunks", counted)
+    chunked = dpcore.epsilon_over_run(sgd, steps, 1e-5)
+    assert len(made) > 3 * 20  # three laws, more than twenty chunks each
+    assert whole.method.count("pld-shared") == len(steps) - 1 and chunked.method == whole.method
+    np.testing.assert_allclose(chunked.epsilon, whole.epsilon, rtol=1e-12)
+    np.testing.assert_allclose(chunked.epsilon_lower, whole.epsilon_lower, rtol=1e-12)

@@ -340,10 +340,13 @@ def test_run_windows_are_the_windows_count_by_count():
         assert pld_spectral._run_windows(d, counts, tau, h, pld_spectral._MgfTable(p, h)) == one_by_one
 
 
-def _run_of(p: np.ndarray, counts: list[int], h: float) -> pld_spectral._Run:
-    """A law composed at many counts through epsilon over a run's path (one plan, one law)."""
-    d = pld_spectral._Discrete(p, -p.size // 3, 0.0, 0.0)
-    return pld_spectral._RunPlan([d], counts, 1e-20, h).run(0)
+def _batched(d: pld_spectral._Discrete, counts: list[int], h: float) -> pld_spectral._RunProfile:
+    """A law composed at many counts through epsilon over a run's path (one plan, one law), every count in
+    one batch (checked)."""
+    run = pld_spectral._RunPlan([d], counts, 1e-20, h).run(0)
+    chunks = list(run.chunks())
+    assert not run.single and len(chunks) == 1 and chunks[0][1] == counts  # all counts batched together
+    return chunks[0][0]
 
 
 def _binomial_mixture_delta(eps: Sequence[float], k: int, h: float, r: float, a: float, far: int) -> list[float]:
@@ -367,10 +370,10 @@ def _binomial_mixture_delta(eps: Sequence[float], k: int, h: float, r: float, a:
 
 
 @pytest.fixture(scope="module")
-def run_law() -> tuple[np.ndarray, list[int], float, pld_spectral._Run]:
+def run_law() -> tuple[np.ndarray, list[int], float, pld_spectral._RunProfile]:
     p = _pmf(np.random.default_rng(3), 60, 20, 3.0, 1e-3)
     counts, h = [3000, 5000, 8000, 12000, 20000], 0.01
-    return p, counts, h, _run_of(p, counts, h)
+    return p, counts, h, _batched(pld_spectral._Discrete(p, -p.size // 3, 0.0, 0.0), counts, h)
 
 
 def test_run_profile_matches_an_exact_binomial_mixture() -> None:
@@ -381,12 +384,11 @@ def test_run_profile_matches_an_exact_binomial_mixture() -> None:
     p = np.zeros(far + 1)
     p[0], p[1], p[far] = (1 - a) * (1 - r), (1 - a) * r, a
     counts = [120_000, 200_000]
-    run = pld_spectral._RunPlan([pld_spectral._Discrete(p, 0, 0.0, 0.0)], counts, 1e-20, h).run(0)
-    assert run.batch is not None and run.batch_counts == counts and not run.single  # all counts batched
+    batch = _batched(pld_spectral._Discrete(p, 0, 0.0, 0.0), counts, h)
     for row, k in enumerate(counts):
         centre, sd = h * k * r, h * math.sqrt(k * r * (1 - r))
         eps = np.array([centre - 2 * sd, centre, centre + 3 * sd, centre + 8 * sd])
-        got = run.batch.at(np.full(eps.size, row), eps)[0]
+        got = batch.at(np.full(eps.size, row), eps)[0]
         want = np.array(_binomial_mixture_delta(eps.tolist(), k, h, r, a, far))
         assert np.max(np.abs(got - want)) <= 1e-14, (k, got, want)
         assert want[-1] < 1e-5 < want[0]  # the body and the tail
@@ -398,11 +400,10 @@ def test_run_profile_control_the_mass_without_its_end_term_is_wrong() -> None:
     r, a, far, h, k = 0.25, 2.0**-20, 200, 0.01, 200_000
     p = np.zeros(far + 1)
     p[0], p[1], p[far] = (1 - a) * (1 - r), (1 - a) * r, a
-    run = pld_spectral._RunPlan([pld_spectral._Discrete(p, 0, 0.0, 0.0)], [k], 1e-20, h).run(0)
-    assert run.batch is not None
+    batch = _batched(pld_spectral._Discrete(p, 0, 0.0, 0.0), [k], h)
     eps = h * k * r
-    run.batch.cd_end[:] = 0.0  # the careless mass (this run is the test's own)
-    got = run.batch.at(np.zeros(1, dtype=np.intp), np.array([eps]))[0][0]
+    batch.cd_end[:] = 0.0  # the careless mass (this batch is the test's own)
+    got = batch.at(np.zeros(1, dtype=np.intp), np.array([eps]))[0][0]
     assert abs(got - _binomial_mixture_delta([eps], k, h, r, a, far)[0]) > 1e-6
 
 
@@ -411,10 +412,10 @@ def test_run_inverse_is_the_single_search_root(run_law, target: float) -> None:
     """All counts searched together find each count's root: the cell the one-count search finds (the same
     profile, :class:`_SpectralProfile`), delta within the target there and above it just below, whatever the
     guesses (none, good, bad, outside the range)."""
-    p, counts, h, run = run_law
+    p, counts, h, batch = run_law
     rows = np.arange(len(counts))
     targets = np.full(rows.size, target)
-    singles = [pld_spectral._SpectralProfile(run.batch.composed(r), h) for r in rows]
+    singles = [pld_spectral._SpectralProfile(batch.composed(r), h) for r in rows]
     alone = np.array([s.inverse(target, -1e4, 1e4) for s in singles])
     rng = np.random.default_rng(7)
     for guesses, near in [
@@ -424,10 +425,10 @@ def test_run_inverse_is_the_single_search_root(run_law, target: float) -> None:
         (alone + rng.uniform(-3.0, 3.0, rows.size), False),
         (np.array([np.nan, -1e5, 1e5, np.inf, -np.inf]), True),
     ]:
-        roots = run.batch.inverse(rows, targets, -1e4, 1e4, guesses, near=near)
+        roots = batch.inverse(rows, targets, -1e4, 1e4, guesses, near=near)
         below = roots - 1e-9 * np.maximum(1.0, np.abs(roots))
-        assert np.all(run.batch.at(rows, roots)[0] <= targets)
-        assert np.all(run.batch.at(rows, below)[0] > targets)
+        assert np.all(batch.at(rows, roots)[0] <= targets)
+        assert np.all(batch.at(rows, below)[0] > targets)
         for single, root, one in zip(singles, roots.tolist(), alone.tolist(), strict=True):
             assert single.first_above(root - 1e-12) == single.first_above(one - 1e-12)  # the same cell
             assert single(root) <= target + 1e-16  # and the same delta there, to rounding
@@ -437,12 +438,12 @@ def test_run_inverse_is_the_single_search_root(run_law, target: float) -> None:
 def test_run_inverse_ends_of_the_range(run_law) -> None:
     """The target met at the lower end gives the lower end; a root above ``hi`` is left (NaN) to the widening
     search of :func:`dpcore.pld._inverse`."""
-    _, counts, h, run = run_law
+    _, counts, h, batch = run_law
     rows = np.arange(len(counts))
-    at_lo = run.batch.at(rows, np.full(rows.size, -5.0))[0]
-    assert np.array_equal(run.batch.inverse(rows, at_lo, -5.0, 1e4), np.full(rows.size, -5.0))
-    roots = run.batch.inverse(rows, np.full(rows.size, 1e-9), -1e4, 1e4)
-    above = run.batch.inverse(rows, np.full(rows.size, 1e-9), -1e4, float(np.min(roots)) - 0.5)
+    at_lo = batch.at(rows, np.full(rows.size, -5.0))[0]
+    assert np.array_equal(batch.inverse(rows, at_lo, -5.0, 1e4), np.full(rows.size, -5.0))
+    roots = batch.inverse(rows, np.full(rows.size, 1e-9), -1e4, 1e4)
+    above = batch.inverse(rows, np.full(rows.size, 1e-9), -1e4, float(np.min(roots)) - 0.5)
     assert np.all(np.isnan(above))
 
 
