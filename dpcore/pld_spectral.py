@@ -13,6 +13,11 @@ frequency (:func:`_spectral_profile`), with no inverse FFT: the error on delta i
 are raised to their counts and one inverse FFT gives the cells' probabilities, whose rounding noise
 (of either sign) is summed unclipped (:func:`_profile`; clipping it at 0 biased every tail sum up).
 
+Epsilon over a run composes one law at many counts (``_RunPlan``, ``_compose_run``): one FFT length, one
+split into core and rest and one set of accurate logarithms serve every count, and the counts' profiles
+are evaluated and searched together (``_RunProfile``: a few cells of every count in one array operation,
+the unit roots and sines looked up in tables), in chunks of bounded memory.
+
 What is certified: the FFT window's miss probability (Chernoff bounds, :func:`_window`), counted by
 the accountant. Not certified: floating-point rounding, measured (above) and allowed for by the
 accountant's 1e-13 on delta.

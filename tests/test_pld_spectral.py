@@ -226,6 +226,26 @@ def test_spectral_profile_is_the_inverse_fft_profile():
         assert abs(spectral(eps) - max(want, 0.0)) <= 1e-14
 
 
+def _binomial_mixture_delta(eps: Sequence[float], k: int, h: float, r: float, a: float, far: int) -> list[float]:
+    """delta at each of ``eps`` of ``k`` copies of the law {0: (1-a)(1-r), 1: (1-a) r, far: a} on ``h Z``,
+    exactly (30-digit mpmath; the binomial terms beyond 9 standard deviations and 13 far atoms, below 1e-18,
+    left out)."""
+    sd = math.sqrt(k * r * (1 - r))
+    lo, hi = max(int(k * r - 9 * sd), 0), int(k * r + 9 * sd)
+    with mp.workdps(30):
+        total = [mp.mpf(0)] * len(eps)
+        for m in range(13):
+            weight = mp.binomial(k, m) * mp.mpf(a) ** m * mp.mpf(1 - a) ** (k - m)
+            pmf = mp.binomial(k - m, lo) * mp.mpf(r) ** lo * mp.mpf(1 - r) ** (k - m - lo)
+            for j in range(lo, hi):
+                value = h * (j + far * m)
+                for e, x in enumerate(eps):
+                    if value > x:
+                        total[e] += weight * pmf * -mp.expm1(mp.mpf(x) - mp.mpf(value))
+                pmf *= mp.mpf(k - m - j) / (j + 1) * mp.mpf(r) / (1 - r)
+        return [float(t) for t in total]
+
+
 def test_spectral_profile_matches_an_exact_binomial_mixture():
     """A law of two neighbouring cells and a rare far atom, composed 200000 times, against its exact law.
 
@@ -240,19 +260,8 @@ def test_spectral_profile_matches_an_exact_binomial_mixture():
     c = pld_spectral._compose([(pld_spectral._Discrete(p, 0, 0.0, 0.0), k)], 1e-20, h)
     assert pld_spectral._SPECTRAL_RATIO * c.kept.size <= c.n  # the spectral path is the one under test
     spectral = pld_spectral._spectral_profile(c, h)
-    lo, hi = int(k * r - 4000), int(k * r + 4000)
     epsilons = (496.0, 502.0, 506.0, 525.0)
-    with mp.workdps(30):
-        want = [mp.mpf(0)] * len(epsilons)
-        for m in range(13):  # P(more far atoms) < 1e-20
-            weight = mp.binomial(k, m) * mp.mpf(a) ** m * mp.mpf(1 - a) ** (k - m)
-            pmf = mp.binomial(k - m, lo) * mp.mpf(r) ** lo * mp.mpf(1 - r) ** (k - m - lo)
-            for j in range(lo, hi):
-                value = h * (j + far * m)
-                for e, eps in enumerate(epsilons):
-                    if value > eps:
-                        want[e] += weight * pmf * -mp.expm1(mp.mpf(eps) - mp.mpf(value))
-                pmf *= mp.mpf(k - m - j) / (j + 1) * mp.mpf(r) / (1 - r)
+    want = _binomial_mixture_delta(epsilons, k, h, r, a, far)
     for eps, w in zip(epsilons, want, strict=True):
         assert abs(spectral(eps) - float(w)) <= 1e-14  # a tenth of the accountant's allowance, _FLOAT_SLACK
 
@@ -347,26 +356,6 @@ def _batched(d: pld_spectral._Discrete, counts: list[int], h: float) -> pld_spec
     chunks = list(run.chunks())
     assert not run.single and len(chunks) == 1 and chunks[0][1] == counts  # all counts batched together
     return chunks[0][0]
-
-
-def _binomial_mixture_delta(eps: Sequence[float], k: int, h: float, r: float, a: float, far: int) -> list[float]:
-    """delta at each of ``eps`` of ``k`` copies of the law {0: (1-a)(1-r), 1: (1-a) r, far: a} on ``h Z``,
-    exactly (30-digit mpmath; the binomial terms beyond 9 standard deviations and 13 far atoms, below 1e-18,
-    left out)."""
-    sd = math.sqrt(k * r * (1 - r))
-    lo, hi = max(int(k * r - 9 * sd), 0), int(k * r + 9 * sd)
-    with mp.workdps(30):
-        total = [mp.mpf(0)] * len(eps)
-        for m in range(13):
-            weight = mp.binomial(k, m) * mp.mpf(a) ** m * mp.mpf(1 - a) ** (k - m)
-            pmf = mp.binomial(k - m, lo) * mp.mpf(r) ** lo * mp.mpf(1 - r) ** (k - m - lo)
-            for j in range(lo, hi):
-                value = h * (j + far * m)
-                for e, x in enumerate(eps):
-                    if value > x:
-                        total[e] += weight * pmf * -mp.expm1(mp.mpf(x) - mp.mpf(value))
-                pmf *= mp.mpf(k - m - j) / (j + 1) * mp.mpf(r) / (1 - r)
-        return [float(t) for t in total]
 
 
 @pytest.fixture(scope="module")

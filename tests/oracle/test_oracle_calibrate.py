@@ -103,7 +103,7 @@ def test_calibrate_noise_subsampled_and_laplace() -> None:
 
 @st.composite
 def _checkpoints(draw: st.DrawFn, top: int) -> list[int]:
-    return draw(st.lists(st.integers(1, top), min_size=1, max_size=6))
+    return draw(st.lists(st.integers(1, top), min_size=1, max_size=16))  # over 12: the waves of guesses
 
 
 def test_epsilon_over_run() -> None:
@@ -113,8 +113,9 @@ def test_epsilon_over_run() -> None:
     family = "epsilon_over_run (randomized response, Gaussian, subsampled Gaussian at step 1)"
     domain = (
         "randomized response epsilon0 in [0.01, 2], checkpoints 1..min(300, 60/epsilon0); Gaussian sigma in "
-        "[0.5, 20], checkpoints 1..min(1000, 40 sigma^2); subsampled Gaussian sigma in [0.5, 20], q in [1e-4, 1], "
-        "checkpoints 1 and up to 5 in 2..1000 (step 1 checked); delta in [1e-10, 0.5]; relative_width 1e-3"
+        "[0.5, 20], checkpoints 1..min(1000, 40 sigma^2) (up to 16 of them); subsampled Gaussian sigma in [0.5, 20], "
+        "q in [1e-4, 1], checkpoints 1 and up to 16 in 2..1000 (step 1 checked); delta in [1e-10, 0.5]; "
+        "relative_width 1e-3"
     )
 
     @st.composite
@@ -127,7 +128,7 @@ def test_epsilon_over_run() -> None:
         if kind == "gaussian":
             return "gaussian", (sigma, 0.0), draw(_checkpoints(max(1, min(1000, int(40 * sigma * sigma)))))
         q = draw(spread(1e-4, 1.0, corners=(0.01,)))
-        return "sgd", (sigma, q), [1, *draw(st.lists(st.integers(2, 1000), min_size=1, max_size=5))]
+        return "sgd", (sigma, q), [1, *draw(st.lists(st.integers(2, 1000), min_size=1, max_size=16))]
 
     @oracle_settings(0.5)
     @given(setting(), DELTA)
