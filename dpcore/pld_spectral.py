@@ -647,10 +647,19 @@ class _Run:
         self.pool = pool
         self._fft_counts = set(fft_counts)
         self._spectrum: NDArray[np.complex128] | None = None
-        kept = np.concatenate([np.count_nonzero(block, axis=1) for block in self._keep(shared)] or [np.zeros(0, int)])
+        rows, cols, first = [np.zeros(0, np.int32)], [np.zeros(0, np.int32)], 0
+        for keep in self._keep(shared):  # the kept pairs (count, pool frequency), 8 bytes each
+            pairs = np.nonzero(keep)
+            rows.append((pairs[0] + first).astype(np.int32))
+            cols.append(pairs[1].astype(np.int32))
+            first += keep.shape[0]
+        self._col = np.concatenate(cols)
+        kept = np.bincount(np.concatenate(rows), minlength=shared.size)
+        self._offsets = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
         spectral = (_SPECTRAL_RATIO * kept <= n) & (kept > 0) & (kept <= _RUN_ROW_FREQUENCIES)
+        self._shared, self._index = shared, {k: i for i, k in enumerate(shared.tolist())}
         self.single = fft_counts + shared[~spectral].tolist()
-        self._batched, self._kept = shared[spectral], kept[spectral]
+        self._batched = np.flatnonzero(spectral)  # the shared counts' indices, batched
 
     def _keep(self, counts: NDArray[np.int64]) -> Iterator[NDArray[np.bool_]]:
         """Which pool frequencies each count keeps (within both modulus bounds and its own ``|y|^k``), in blocks
@@ -668,20 +677,17 @@ class _Run:
         return self.n, a, b - a + 1, k * self.d.start + a, k * self.d.shift
 
     def _spectra(
-        self, counts: NDArray[np.int64]
+        self, rows: NDArray[np.intp]
     ) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.complex128], NDArray[np.int64]]:
-        """The kept frequencies of each count (row, frequency, ``exp(k log y)`` and its rotation ``k c j``
-        reduced exactly), as :func:`_compose` takes them."""
+        """The kept frequencies of the shared counts ``rows`` (indices, sorted): each pair's row among them, its
+        frequency, ``exp(k log y)`` and its rotation ``k c j`` reduced exactly, as :func:`_compose` takes them."""
         j, _, _, log_y, rotation = self.pool
-        rows, cols = [], []
-        first = 0
-        for keep in self._keep(counts):
-            pairs = np.nonzero(keep)
-            rows.append(pairs[0] + first)
-            cols.append(pairs[1])
-            first += keep.shape[0]
-        row, col = np.concatenate(rows), np.concatenate(cols)
-        times = counts[row]
+        length = self._offsets[rows + 1] - self._offsets[rows]
+        row = np.repeat(np.arange(rows.size), length)
+        col = self._col[
+            np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length) + self._offsets[rows][row]
+        ]
+        times = self._shared[rows][row]
         return row, j[col], np.exp(times * log_y[col]), _mulmod_each(times, rotation[col], _DIVISIONS * self.n)
 
     def composed(self, k: int) -> _Composed:
@@ -693,20 +699,20 @@ class _Run:
             powered = _power(spectrum, k)
             kept = np.flatnonzero(powered)
             return _Composed(kept, powered[kept], np.zeros(kept.size, np.int64), *self._frame(k))
-        _, j, values, turns = self._spectra(np.array([k], dtype=np.int64))
+        _, j, values, turns = self._spectra(np.array([self._index[k]], dtype=np.intp))
         return _Composed(j, values, turns, *self._frame(k))
 
     def chunks(self) -> Iterator[tuple[_RunProfile, list[int]]]:
         """The batched counts, consecutive ones together (at most :data:`_RUN_CHUNK` pairs a chunk, or one count)."""
-        ends = np.cumsum(self._kept)
+        batched = self._batched
+        ends = np.cumsum(self._offsets[batched + 1] - self._offsets[batched])
         lo = 0
-        while lo < self._batched.size:
+        while lo < batched.size:
             base = int(ends[lo - 1]) if lo else 0
             hi = max(lo + 1, int(np.searchsorted(ends, base + _RUN_CHUNK, side="right")))
-            counts = self._batched[lo:hi]
-            row, j, values, turns = self._spectra(counts)
-            frames = [self._frame(k) for k in counts.tolist()]
-            yield _RunProfile(row, j, values, turns, frames, self.h), counts.tolist()
+            row, j, values, turns = self._spectra(batched[lo:hi])
+            counts = self._shared[batched[lo:hi]].tolist()
+            yield _RunProfile(row, j, values, turns, [self._frame(k) for k in counts], self.h), counts
             lo = hi
 
 
