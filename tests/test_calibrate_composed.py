@@ -224,6 +224,18 @@ def test_checkpoints_take_the_largest_direction_whatever_their_order() -> None:
         assert _overlap((lo, hi), dpcore.PldAccountant().compose(sgd, k).epsilon_bracket(1e-6))
 
 
+def test_batched_checkpoints_take_the_largest_direction_whatever_their_order() -> None:
+    """As above, on checkpoints searched together (DP-SGD, 21 of them): listed second, the remove direction is
+    checked at the add direction's roots and searched where it is above them."""
+    sgd = dpcore.SubsampledGaussianMechanism(sigma=1.1, sampling_rate=256 / 60000)
+    steps = list(range(100, 14063, 700))
+    plain = dpcore.epsilon_over_run(sgd, steps, 1e-5)
+    swapped = dpcore.epsilon_over_run(_Reordered(sgd), steps, 1e-5)  # type: ignore[arg-type]
+    assert swapped.method == plain.method and plain.method.count("pld-shared") == len(steps) - 1
+    np.testing.assert_allclose(swapped.epsilon, plain.epsilon, rtol=1e-12)
+    np.testing.assert_allclose(swapped.epsilon_lower, plain.epsilon_lower, rtol=1e-12)
+
+
 def test_checkpoints_of_closed_forms_are_the_closed_forms() -> None:
     g = dpcore.GaussianMechanism(2.0)
     run = dpcore.epsilon_over_run(g, [1, 10, 100], 1e-5)
