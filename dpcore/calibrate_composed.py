@@ -273,6 +273,7 @@ class _Search:
         self.infeasible: tuple[float, PldBracket] | None = None  # certified lower > target
         self.points: list[tuple[float, float]] = []  # (log noise, log of the bracket's middle)
         self.probes = 0
+        self.last: PldBracket | None = None  # the last probe's bracket
         self.setting = f"count {count}"  # named in a refusal (the caller adds the other parameters)
 
     def probe(self, noise: float, width: float) -> str:
@@ -289,6 +290,7 @@ class _Search:
                 f"epsilon {self.epsilon!r} at delta {self.delta!r}: the accountant refused the noise {noise!r} on "
                 f"the way ({exc})"
             ) from None
+        self.last = br
         mid = 0.5 * (br.lower + br.upper)
         if mid > 0.0:
             self.points.append((math.log(noise), math.log(mid)))
@@ -395,8 +397,8 @@ def calibrate_noise(
     >>> import dpcore
     >>> cal = dpcore.calibrate_noise("subsampled-gaussian", epsilon=3.0, delta=1e-5, count=14062,
     ...                              sampling_rate=256 / 60000)
-    >>> round(cal.noise, 4), cal.epsilon <= 3.0
-    (0.9685, True)
+    >>> round(cal.noise, 3), cal.epsilon <= 3.0, cal.noise_below >= cal.noise * (1 - 1e-3)
+    (0.969, True, True)
     """
     family = _family(mechanism)
     eps = check_positive_finite("epsilon", epsilon)
@@ -482,19 +484,29 @@ def _run_search(s: _Search, guess: float, rtol: float, lo_limit: float, hi_limit
     certify a feasible noise) or just below it (an infeasible one), at a bracket width just fine enough to
     decide it; where the bracket of noises did not halve over two probes, the next probe is its geometric
     middle (a bisection step), so the search ends whatever the secant does. An undecided probe is kept as a
-    point for the secant; the same probe twice is asked at an eight times finer width.
+    point for the secant. Its bracket also says how far the root can be (the bracket's ends over the slope,
+    the slope taken 1.5 times flatter): where that span and a tenth of ``rtol`` each side fit in ``rtol``, the
+    next two probes are just outside it, at the same width (decided there, they end the search: a probe
+    that lands within 1e-5 of the root no longer costs three ever finer brackets); otherwise the same probe
+    twice is asked at an eight times finer width.
     """
     a, b = 0.3 * rtol, 0.6 * rtol  # aim just above the root (feasible) and just below it (infeasible)
     fixed = 1e-9  # the closed forms' width (they ignore it)
     guess = min(max(guess, lo_limit), hi_limit)
     s.probe(guess, fixed if exact else _MAX_WIDTH)
     growth, widths, last, last_w = 0.0, [math.inf], math.nan, _MAX_WIDTH
+    pending: list[tuple[float, float]] = []  # (log noise, width): the two probes around an undecided one
     while s.probes < _MAX_PROBES:
         f, i = s.feasible, s.infeasible
         if f is not None and i is not None and i[0] >= f[0] * (1.0 - rtol):
             return
         lo_x = math.log(i[0]) if i is not None else -math.inf
         hi_x = math.log(f[0]) if f is not None else math.inf
+        if pending:
+            x, w = pending.pop(0)
+            if lo_x < x < hi_x and lo_limit < math.exp(x) < hi_limit:
+                s.probe(math.exp(x), w)
+            continue
         both = f is not None and i is not None
         slope = s.slope(lo_x, hi_x) if both else s.slope()
         root = min(max(s.root(slope), lo_x), hi_x)  # the secant's root, inside the certified bracket
@@ -536,7 +548,12 @@ def _run_search(s: _Search, guess: float, rtol: float, lo_limit: float, hi_limit
         if abs(x - last) <= 1e-12:  # the same probe again: it was undecided, ask for a finer bracket
             w = max(min(w, last_w / 8.0), _MIN_WIDTH)
         last, last_w = x, w
-        s.probe(noise, fixed if exact else w)
+        if s.probe(noise, fixed if exact else w) == "undecided" and s.last is not None and s.last.lower > 0.0:
+            flat = abs(slope) / 1.5  # the root within (log upper - log target) / flat above x, and so below
+            above = (math.log(s.last.upper) - math.log(s.epsilon)) / flat + 0.1 * rtol
+            below = (math.log(s.epsilon) - math.log(s.last.lower)) / flat + 0.1 * rtol
+            if above + below <= -math.log1p(-rtol):
+                pending = [(x + above, w), (x - below, w)]
     raise ValueError(f"rtol {rtol!r}: the search did not narrow to it in {_MAX_PROBES} probes; ask for a larger rtol")
 
 
