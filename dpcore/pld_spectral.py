@@ -248,9 +248,10 @@ _WHOLE_WORK = 1 << 20
 _DIVISIONS = 256
 
 
-def _mulmod(k: int, x: NDArray[np.int64], m: int) -> NDArray[np.int64]:
-    """``(k x) mod m`` for integers ``0 <= x < m <= 2^40`` and any ``k >= 0``, with no int64 overflow."""
-    high, low = divmod(k % m, 1 << 20)
+def _mulmod(k: int | NDArray[np.int64], x: NDArray[np.int64], m: int) -> NDArray[np.int64]:
+    """``(k x) mod m`` for integers ``0 <= x < m <= 2^40`` and any ``k >= 0`` (one integer, or one a ``x``:
+    elementwise), with no int64 overflow."""
+    high, low = np.divmod(k % m, 1 << 20)
     return np.asarray(((high * x) % m * (1 << 20) + low * x) % m)
 
 
@@ -650,12 +651,6 @@ def _compose(parts: Sequence[tuple[_Discrete, int]], tau: float, h: float) -> _C
     return _Composed(kept, spectrum[kept], np.zeros(kept.size, np.int64), *window)
 
 
-def _mulmod_each(k: NDArray[np.int64], x: NDArray[np.int64], m: int) -> NDArray[np.int64]:
-    """``(k_i x_i) mod m`` elementwise, as :func:`_mulmod` (``0 <= x < m <= 2^40``, ``k >= 0``)."""
-    high, low = np.divmod(k % m, 1 << 20)
-    return np.asarray(((high * x) % m * (1 << 20) + low * x) % m)
-
-
 #: Count-frequency pairs one chunk of a run holds (:meth:`_Run.chunks`; about 100 bytes a pair).
 _RUN_CHUNK = 1 << 18
 
@@ -726,7 +721,7 @@ class _Run:
             np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length) + self._offsets[rows][row]
         ]
         times = self._shared[rows][row]
-        return row, j[col], np.exp(times * log_y[col]), _mulmod_each(times, rotation[col], _DIVISIONS * self.n)
+        return row, j[col], np.exp(times * log_y[col]), _mulmod(times, rotation[col], _DIVISIONS * self.n)
 
     def composed(self, k: int) -> _Composed:
         """The law composed ``k`` times, as :func:`_compose` gives it."""
@@ -1229,12 +1224,13 @@ class _RunProfile:
             centre = np.where(guessed, estimate[go], centre)
             estimate[go] = -2
             even = ~(falsi | guessed)
-            cells = np.where(
-                even[:, None],
-                lo_cell[:, None] + ((hi_cell - lo_cell)[:, None] * spread) // (_SPREAD + 1),
-                centre[:, None] + np.resize(_CLUSTER, _SPREAD),
-            )
-            if not even.any():
+            if even.any():  # one width for all rows: the cluster repeated to the spread's (duplicates are harmless)
+                cells = np.where(
+                    even[:, None],
+                    lo_cell[:, None] + ((hi_cell - lo_cell)[:, None] * spread) // (_SPREAD + 1),
+                    centre[:, None] + np.resize(_CLUSTER, _SPREAD),
+                )
+            else:
                 cells = centre[:, None] + (_TIGHT if near and turn == 0 else _CLUSTER)
             cells = np.sort(np.clip(cells, (lo_cell + 1)[:, None], (hi_cell - 1)[:, None]), axis=1)
             d, m, w = self.cell_deltas(rows[go], cells)

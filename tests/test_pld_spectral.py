@@ -312,6 +312,8 @@ def test_mulmod_is_exact():
     x = rng.integers(0, m, size=1000)
     for k in (0, 1, 3, 10**5, 2**40 + 7, 10**18):
         assert pld_spectral._mulmod(k, x, m).tolist() == [(k * int(v)) % m for v in x]
+    ks = rng.integers(0, 2**62, size=x.size)  # one count a value (epsilon over a run's pairs)
+    assert pld_spectral._mulmod(ks, x, m).tolist() == [(int(k) * int(v)) % m for k, v in zip(ks, x, strict=True)]
 
 
 @settings(max_examples=40, deadline=None)
